@@ -1,0 +1,129 @@
+package dev.offlinepreload.testsuite.cluster;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.images.builder.ImageFromDockerfile;
+
+/**
+ * The images the tests run. docker/images.sh picks the official images when they can be pulled and otherwise builds
+ * local equivalents (no registry needed); this class then bakes the provider jar into the Keycloak image with the
+ * same Dockerfile docker-compose uses, running {@code kc.sh build} once per distinct jar and base image.
+ */
+public final class Images {
+
+    private static String keycloak;
+    private static String postgres;
+    private static String keycloakWithProvider;
+
+    private Images() {
+    }
+
+    public static synchronized String postgres() {
+        resolveBaseImages();
+        return postgres;
+    }
+
+    public static synchronized String keycloak() {
+        resolveBaseImages();
+        return keycloak;
+    }
+
+    /** The Keycloak image with this provider installed and built, tagged by the content of its inputs. */
+    public static synchronized String keycloakWithProvider() {
+        if (keycloakWithProvider == null) {
+            Path jar = TestPaths.providerJar();
+            Path dockerfile = TestPaths.repoRoot().resolve("docker/keycloak-with-provider/Dockerfile");
+            String base = keycloak();
+            String tag = "offline-preload/keycloak-test:" + sha256(jar, dockerfile, base + "@" + imageId(base)).substring(0, 16);
+            if (!exists(tag)) {
+                new ImageFromDockerfile(tag, false)
+                        .withFileFromPath("Dockerfile", dockerfile)
+                        .withFileFromPath("provider/target/keycloak-offline-session-preloader.jar", jar)
+                        .withBuildArg("KEYCLOAK_IMAGE", base)
+                        .get();
+            }
+            keycloakWithProvider = tag;
+        }
+        return keycloakWithProvider;
+    }
+
+    private static void resolveBaseImages() {
+        if (keycloak != null) {
+            return;
+        }
+        Map<String, String> resolved = runImagesScript();
+        keycloak = require(resolved, "KEYCLOAK_IMAGE");
+        postgres = require(resolved, "POSTGRES_IMAGE");
+    }
+
+    private static Map<String, String> runImagesScript() {
+        Path script = TestPaths.repoRoot().resolve("docker/images.sh");
+        try {
+            Process process = new ProcessBuilder("bash", script.toString())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
+            String out;
+            try (InputStream stdout = process.getInputStream()) {
+                out = new String(stdout.readAllBytes(), StandardCharsets.UTF_8);
+            }
+            if (!process.waitFor(40, TimeUnit.MINUTES) || process.exitValue() != 0) {
+                throw new IllegalStateException(script + " failed (exit " + process.exitValue() + "); see its output above");
+            }
+            Map<String, String> values = new HashMap<>();
+            out.lines().map(String::trim).filter(l -> l.contains("=")).forEach(l -> {
+                int eq = l.indexOf('=');
+                values.put(l.substring(0, eq), l.substring(eq + 1));
+            });
+            return values;
+        } catch (IOException e) {
+            throw new IllegalStateException("Could not run " + script, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while running " + script, e);
+        }
+    }
+
+    private static String require(Map<String, String> values, String key) {
+        String value = values.get(key);
+        if (value == null || value.isBlank()) {
+            throw new IllegalStateException("docker/images.sh printed no " + key + " line");
+        }
+        return value;
+    }
+
+    private static boolean exists(String image) {
+        try {
+            DockerClientFactory.lazyClient().inspectImageCmd(image).exec();
+            return true;
+        } catch (RuntimeException notFound) {
+            return false;
+        }
+    }
+
+    private static String imageId(String image) {
+        return DockerClientFactory.lazyClient().inspectImageCmd(image).exec().getId();
+    }
+
+    private static String sha256(Path jar, Path dockerfile, String base) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            digest.update(Files.readAllBytes(jar));
+            digest.update(Files.readAllBytes(dockerfile));
+            digest.update(base.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest.digest());
+        } catch (IOException | NoSuchAlgorithmException e) {
+            throw new IllegalStateException("Cannot hash the image inputs", e);
+        }
+    }
+}

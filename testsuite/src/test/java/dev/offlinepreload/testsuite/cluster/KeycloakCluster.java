@@ -1,0 +1,165 @@
+package dev.offlinepreload.testsuite.cluster;
+
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.Network;
+import org.testcontainers.lifecycle.Startables;
+import org.testcontainers.postgresql.PostgreSQLContainer;
+import org.testcontainers.utility.DockerImageName;
+
+/**
+ * PostgreSQL plus N Keycloak nodes on one Docker network, all with this provider installed. {@link #start()} returns
+ * once every node is ready and has logged a cluster view of N members.
+ */
+public final class KeycloakCluster implements AutoCloseable {
+
+    /** Every node answers under the same hostname, so a token issued by one node is valid on the others. */
+    public static final String HOSTNAME = "http://keycloak.cluster.test:8080";
+    public static final String ADMIN_USER = "admin";
+    public static final String ADMIN_PASSWORD = "admin";
+    public static final String DB_NAME = "keycloak";
+    public static final String DB_USER = "keycloak";
+    public static final String DB_PASSWORD = "keycloak";
+
+    private final String name;
+    private final Network network = Network.newNetwork();
+    private final PostgreSQLContainer database;
+    private final List<KeycloakNode> nodes = new ArrayList<>();
+
+    private KeycloakCluster(Builder builder) {
+        this.name = builder.name;
+        this.database = new PostgreSQLContainer(DockerImageName.parse(Images.postgres()).asCompatibleSubstituteFor("postgres"))
+                .withNetwork(network)
+                .withNetworkAliases("postgres")
+                .withDatabaseName(DB_NAME)
+                .withUsername(DB_USER)
+                .withPassword(DB_PASSWORD)
+                .withLogConsumer(new NodeLog(TestPaths.logDir().resolve(name).resolve("postgres.log")));
+        String image = Images.keycloakWithProvider();
+        for (int i = 1; i <= builder.nodes; i++) {
+            String nodeName = "node" + i;
+            Map<String, String> env = new LinkedHashMap<>(baseEnv(builder.heap));
+            env.putAll(builder.env);
+            nodes.add(new KeycloakNode(image, nodeName, network, env,
+                    new NodeLog(TestPaths.logDir().resolve(name).resolve(nodeName + ".log"))));
+        }
+    }
+
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    private static Map<String, String> baseEnv(String heap) {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("KC_DB_URL", "jdbc:postgresql://postgres:5432/" + DB_NAME);
+        env.put("KC_DB_USERNAME", DB_USER);
+        env.put("KC_DB_PASSWORD", DB_PASSWORD);
+        env.put("KC_HOSTNAME", HOSTNAME);
+        env.put("KC_HTTP_ENABLED", "true");
+        env.put("KC_BOOTSTRAP_ADMIN_USERNAME", ADMIN_USER);
+        env.put("KC_BOOTSTRAP_ADMIN_PASSWORD", ADMIN_PASSWORD);
+        env.put("KC_LOG_LEVEL", "INFO,dev.offlinepreload:DEBUG");
+        env.put("JAVA_OPTS_KC_HEAP", heap);
+        return env;
+    }
+
+    /**
+     * Starts the database, then node 1 alone (it creates the schema), then the others together, and waits until
+     * every node sees all of them.
+     */
+    public KeycloakCluster start() {
+        database.start();
+        nodes.get(0).start();
+        Startables.deepStart(nodes.subList(1, nodes.size())).join();
+        awaitView(nodes.size());
+        return this;
+    }
+
+    /** Waits until every running node's latest cluster view has exactly {@code members} members. */
+    public void awaitView(int members) {
+        await("cluster view of " + members + " on every running node")
+                .atMost(Duration.ofMinutes(3))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> runningNodes().stream().allMatch(n -> n.viewSize() == members));
+    }
+
+    public List<KeycloakNode> nodes() {
+        return List.copyOf(nodes);
+    }
+
+    public KeycloakNode node(int oneBased) {
+        return nodes.get(oneBased - 1);
+    }
+
+    public List<KeycloakNode> runningNodes() {
+        return nodes.stream().filter(KeycloakNode::isRunning).collect(Collectors.toList());
+    }
+
+    public PostgreSQLContainer database() {
+        return database;
+    }
+
+    /** JDBC URL of the database as seen from the test JVM. */
+    public String jdbcUrl() {
+        return database.getJdbcUrl();
+    }
+
+    public void pauseDatabase() {
+        DockerClientFactory.lazyClient().pauseContainerCmd(database.getContainerId()).exec();
+    }
+
+    public void unpauseDatabase() {
+        DockerClientFactory.lazyClient().unpauseContainerCmd(database.getContainerId()).exec();
+    }
+
+    @Override
+    public void close() {
+        for (KeycloakNode node : nodes) {
+            node.stop();
+            node.log().close();
+        }
+        database.stop();
+        network.close();
+    }
+
+    public static final class Builder {
+        private final String name;
+        private int nodes = 3;
+        private String heap = "-Xms128m -Xmx1g";
+        private final Map<String, String> env = new LinkedHashMap<>();
+
+        private Builder(String name) {
+            this.name = name;
+        }
+
+        public Builder nodes(int count) {
+            this.nodes = count;
+            return this;
+        }
+
+        /** JVM heap flags for every node, e.g. {@code -Xms1g -Xmx2g}. */
+        public Builder heap(String flags) {
+            this.heap = flags;
+            return this;
+        }
+
+        /** A Keycloak setting for every node, as an env var: {@code KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__...}. */
+        public Builder env(String key, String value) {
+            env.put(key, value);
+            return this;
+        }
+
+        public KeycloakCluster build() {
+            DockerRequirement.check();
+            return new KeycloakCluster(this);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package dev.offlinepreload.testsuite.cluster;
+
+import java.time.Duration;
+import java.util.Map;
+
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.Network;
+import org.testcontainers.containers.wait.strategy.Wait;
+
+/**
+ * One Keycloak node: production mode from an image built with this provider ({@code start --optimized}), joined to
+ * the others through the default jdbc-ping stack on the shared database.
+ */
+public final class KeycloakNode extends GenericContainer<KeycloakNode> {
+
+    public static final int HTTP_PORT = 8080;
+    public static final int MANAGEMENT_PORT = 9000;
+
+    private final String name;
+    private final NodeLog log;
+    private int incarnation;
+
+    KeycloakNode(String image, String name, Network network, Map<String, String> env, NodeLog log) {
+        super(image);
+        this.name = name;
+        this.log = log;
+        withNetwork(network);
+        withNetworkAliases(name);
+        withExposedPorts(HTTP_PORT, MANAGEMENT_PORT);
+        withEnv(env);
+        withEnv("KC_SPI_CACHE_EMBEDDED__DEFAULT__NODE_NAME", name);
+        withCommand("start", "--optimized");
+        withLogConsumer(log);
+        waitingFor(Wait.forHttp("/health/ready").forPort(MANAGEMENT_PORT).forStatusCode(200)
+                .withStartupTimeout(Duration.ofMinutes(5)));
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** Base URL of the HTTP listener as seen from the test JVM. */
+    public String url() {
+        return "http://" + getHost() + ":" + getMappedPort(HTTP_PORT);
+    }
+
+    /** Base URL of the management interface (health, metrics). */
+    public String managementUrl() {
+        return "http://" + getHost() + ":" + getMappedPort(MANAGEMENT_PORT);
+    }
+
+    public NodeLog log() {
+        return log;
+    }
+
+    /** The member count of the last cluster view this node logged. */
+    public int viewSize() {
+        return log.viewSize();
+    }
+
+    @Override
+    public void start() {
+        log.newIncarnation(name + " start #" + (++incarnation));
+        super.start();
+    }
+
+    /** SIGKILL: no shutdown hooks, no graceful leave; the others find out through failure detection. */
+    public void kill() {
+        DockerClientFactory.lazyClient().killContainerCmd(getContainerId()).withSignal("KILL").exec();
+    }
+
+    public void pause() {
+        DockerClientFactory.lazyClient().pauseContainerCmd(getContainerId()).exec();
+    }
+
+    public void unpause() {
+        DockerClientFactory.lazyClient().unpauseContainerCmd(getContainerId()).exec();
+    }
+
+    /** A fresh container from the same image and settings: a node restart as an orchestrator would do it. */
+    public void restart() {
+        stop();
+        start();
+    }
+}

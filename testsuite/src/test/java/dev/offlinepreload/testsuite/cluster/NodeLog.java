@@ -1,0 +1,91 @@
+package dev.offlinepreload.testsuite.cluster;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.testcontainers.containers.output.OutputFrame;
+
+/**
+ * A node's log across all its container incarnations (restarts, kills): written to target/cluster-logs/ as it
+ * arrives, so a failed test leaves them behind, and kept in memory for assertions. It also tracks the last
+ * cluster view size the node reported.
+ */
+public final class NodeLog implements Consumer<OutputFrame> {
+
+    /** ISPN000094 (new view) and ISPN000093 (merged view) both carry the member count in parentheses. */
+    private static final Pattern VIEW = Pattern.compile("ISPN00009[34]:.*?\\((\\d+)\\)");
+
+    private final Path file;
+    private final List<String> lines = new ArrayList<>();
+    private int viewSize;
+    private Writer writer;
+
+    public NodeLog(Path file) {
+        this.file = file;
+    }
+
+    @Override
+    public synchronized void accept(OutputFrame frame) {
+        String text = frame.getUtf8StringWithoutLineEnding();
+        if (frame.getType() == OutputFrame.OutputType.END) {
+            return;
+        }
+        lines.add(text);
+        Matcher view = VIEW.matcher(text);
+        if (view.find()) {
+            viewSize = Integer.parseInt(view.group(1));
+        }
+        write(text);
+    }
+
+    /** Called when the node's container is replaced: the new one has not seen any view yet. */
+    public synchronized void newIncarnation(String marker) {
+        viewSize = 0;
+        lines.add("---- " + marker + " ----");
+        write("---- " + marker + " ----");
+    }
+
+    public synchronized int viewSize() {
+        return viewSize;
+    }
+
+    public synchronized List<String> lines() {
+        return List.copyOf(lines);
+    }
+
+    public synchronized void close() {
+        if (writer != null) {
+            try {
+                writer.close();
+            } catch (IOException ignored) {
+                // the log is a diagnostic aid; a close failure must not fail the test
+            }
+            writer = null;
+        }
+    }
+
+    private void write(String text) {
+        try {
+            if (writer == null) {
+                Files.createDirectories(file.getParent());
+                writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8,
+                        StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            }
+            writer.write(text);
+            writer.write('\n');
+            writer.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot write node log " + file, e);
+        }
+    }
+}

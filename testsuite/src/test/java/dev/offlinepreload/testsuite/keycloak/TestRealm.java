@@ -1,0 +1,70 @@
+package dev.offlinepreload.testsuite.keycloak;
+
+import java.util.List;
+import java.util.Map;
+
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import org.keycloak.admin.client.Keycloak;
+import org.keycloak.representations.idm.ClientRepresentation;
+import org.keycloak.representations.idm.CredentialRepresentation;
+import org.keycloak.representations.idm.RealmRepresentation;
+import org.keycloak.representations.idm.UserRepresentation;
+
+/** A realm with a public client allowed to use the password grant, and users who can ask for offline tokens. */
+public final class TestRealm {
+
+    public static final String REALM = "test";
+    public static final String CLIENT_ID = "mobile-app";
+
+    private TestRealm() {
+    }
+
+    public static Keycloak admin(KeycloakNode node) {
+        return Keycloak.getInstance(node.url(), "master", KeycloakCluster.ADMIN_USER, KeycloakCluster.ADMIN_PASSWORD,
+                "admin-cli");
+    }
+
+    /** Creates the realm with {@code users} users named user1..userN, each with password "password". */
+    public static void create(KeycloakNode node, int users) {
+        RealmRepresentation realm = new RealmRepresentation();
+        realm.setRealm(REALM);
+        realm.setEnabled(true);
+        realm.setSslRequired("none");
+
+        ClientRepresentation client = new ClientRepresentation();
+        client.setClientId(CLIENT_ID);
+        client.setPublicClient(true);
+        client.setDirectAccessGrantsEnabled(true);
+        client.setStandardFlowEnabled(false);
+        realm.setClients(List.of(client));
+
+        realm.setUsers(java.util.stream.IntStream.rangeClosed(1, users).mapToObj(TestRealm::user).toList());
+
+        try (Keycloak admin = admin(node)) {
+            admin.realms().create(realm);
+        }
+    }
+
+    public static String username(int i) {
+        return "user" + i;
+    }
+
+    private static UserRepresentation user(int i) {
+        UserRepresentation user = new UserRepresentation();
+        user.setUsername(username(i));
+        user.setEnabled(true);
+        // A complete profile, so the password grant is not stopped by a required action.
+        user.setEmail(username(i) + "@example.test");
+        user.setEmailVerified(true);
+        user.setFirstName("User");
+        user.setLastName(Integer.toString(i));
+        CredentialRepresentation password = new CredentialRepresentation();
+        password.setType(CredentialRepresentation.PASSWORD);
+        password.setValue("password");
+        password.setTemporary(false);
+        user.setCredentials(List.of(password));
+        user.setAttributes(Map.of());
+        return user;
+    }
+}
