@@ -36,6 +36,7 @@ public final class KeycloakCluster implements AutoCloseable {
 
     private KeycloakCluster(Builder builder) {
         this.name = builder.name;
+        deleteLogsOfEarlierRuns(TestPaths.logDir().resolve(name));
         this.database = new PostgreSQLContainer(DockerImageName.parse(Images.postgres()).asCompatibleSubstituteFor("postgres"))
                 .withNetwork(network)
                 .withNetworkAliases("postgres")
@@ -50,6 +51,18 @@ public final class KeycloakCluster implements AutoCloseable {
             env.putAll(builder.env);
             nodes.add(new KeycloakNode(image, nodeName, network, env,
                     new NodeLog(TestPaths.logDir().resolve(name).resolve(nodeName + ".log"))));
+        }
+    }
+
+    private static void deleteLogsOfEarlierRuns(java.nio.file.Path dir) {
+        try (var files = java.nio.file.Files.list(dir)) {
+            for (var file : files.toList()) {
+                java.nio.file.Files.deleteIfExists(file);
+            }
+        } catch (java.nio.file.NoSuchFileException first) {
+            // first run: nothing to delete
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 

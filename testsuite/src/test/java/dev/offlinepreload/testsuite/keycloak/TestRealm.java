@@ -65,6 +65,8 @@ public final class TestRealm {
         password.setTemporary(false);
         user.setCredentials(List.of(password));
         user.setAttributes(Map.of());
+        // Users imported with a realm get no default roles; offline_access comes with them.
+        user.setRealmRoles(List.of("default-roles-" + REALM));
         return user;
     }
 }
