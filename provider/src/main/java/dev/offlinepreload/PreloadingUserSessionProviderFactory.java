@@ -5,6 +5,10 @@ import java.util.List;
 import java.util.Map;
 
 import dev.offlinepreload.config.InvalidOptionException;
+import dev.offlinepreload.keycloak.Compatibility;
+import dev.offlinepreload.keycloak.KeycloakSessionStore;
+import dev.offlinepreload.report.PreloadMetrics;
+import dev.offlinepreload.report.PreloadState;
 import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.config.PreloadOption;
 import org.jboss.logging.Logger;
@@ -14,6 +18,7 @@ import org.keycloak.models.KeycloakSessionFactory;
 import org.keycloak.models.UserSessionProvider;
 import org.keycloak.models.UserSessionSpi;
 import org.keycloak.models.sessions.infinispan.InfinispanUserSessionProviderFactory;
+import org.keycloak.models.utils.PostMigrationEvent;
 import org.keycloak.provider.ProviderConfigProperty;
 import org.keycloak.provider.ProviderConfigurationBuilder;
 import org.keycloak.provider.ProviderFactory;
@@ -37,6 +42,8 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
 
     private PreloadConfig config = PreloadConfig.DISABLED;
     private KeycloakSessionFactory sessionFactory;
+    private PreloadMetrics metrics;
+    private PreloadCoordinator coordinator;
 
     @Override
     public void init(Config.Scope scope) {
@@ -44,7 +51,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
         // set them: spi-user-sessions--infinispan--*.
         super.init(Config.scope(UserSessionSpi.NAME, InfinispanUtils.EMBEDDED_PROVIDER_ID));
         try {
-            config = PreloadConfig.parse(scope::get);
+            config = PreloadConfig.parse(scope::get, Runtime.getRuntime().availableProcessors());
         } catch (InvalidOptionException e) {
             // A bad value must not take the node down: it serves sessions lazily, as stock Keycloak does.
             log.errorf("%s. Offline session preloading is disabled on this node until the option is fixed.", e.getMessage());
@@ -56,14 +63,63 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
     public void postInit(KeycloakSessionFactory factory) {
         super.postInit(factory);
         this.sessionFactory = factory;
+        this.metrics = new PreloadMetrics();
         log.infof("Offline session preloader active as user-sessions provider '%s', configuration %s",
                 PROVIDER_ID, config.describe());
+        // Loading starts once Keycloak has started: the cluster is joined and the schema migrated by then.
+        factory.register(event -> {
+            if (event instanceof PostMigrationEvent) {
+                startPreloading();
+            }
+        });
         if (factory.getProviderFactory(UserSessionProvider.class, InfinispanUtils.EMBEDDED_PROVIDER_ID) != null) {
             // Keycloak initialises every enabled factory of an SPI, so the idle built-in one still runs its own
             // expiration task beside ours.
             log.debugf("The built-in user-sessions provider '%s' is initialised too; build with "
                     + "--spi-user-sessions--infinispan--enabled=false to skip it", InfinispanUtils.EMBEDDED_PROVIDER_ID);
         }
+    }
+
+    private void startPreloading() {
+        if (!config.enabled()) {
+            log.infof("Offline session preloading is off (%s=false)", PreloadOption.PRELOAD_ENABLED.confName());
+            return;
+        }
+        try {
+            String reason = Compatibility.whyNotApplicable(useCaches());
+            if (reason != null) {
+                metrics.state(PreloadState.NOT_APPLICABLE);
+                log.infof("Offline session preloading does not apply on this node: %s", reason);
+                return;
+            }
+            KeycloakSessionStore store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID);
+            if (!config.participates(store.nodeName())) {
+                metrics.state(PreloadState.NOT_APPLICABLE);
+                log.infof("Offline session preloading: node %s is not in %s=%s; it serves its share lazily",
+                        store.nodeName(), PreloadOption.PARTICIPATING_NODES.confName(), config.describe().get("participating-nodes"));
+                return;
+            }
+            coordinator = new PreloadCoordinator(config, store, metrics);
+            var pass = coordinator.start();
+            if (config.holdReadiness()) {
+                log.infof("Offline session preloading: startup waits until node %s has loaded its share (%s=true)",
+                        store.nodeName(), PreloadOption.HOLD_READINESS.confName());
+                pass.join();
+            }
+        } catch (RuntimeException | LinkageError e) {
+            // LinkageError: Keycloak internals differ from those this jar was built against.
+            metrics.state(PreloadState.FAILED);
+            log.errorf(e, "Offline session preloading could not start on this node; sessions are loaded lazily");
+        }
+    }
+
+    @Override
+    public void close() {
+        if (coordinator != null) {
+            coordinator.close();
+            coordinator = null;
+        }
+        super.close();
     }
 
     @Override
@@ -85,6 +141,9 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
         Map<String, String> info = new HashMap<>(super.getOperationalInfo());
         config.describe().forEach((key, value) -> info.put(key, value));
         info.put("active-provider", activeProviderId());
+        if (metrics != null) {
+            info.put("preload-state", metrics.state().name().toLowerCase());
+        }
         return info;
     }
 

@@ -1,7 +1,10 @@
 package dev.offlinepreload.config;
 
+import java.util.Arrays;
 import java.util.Locale;
+import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /** Reads raw option values, applies defaults and rejects anything that is not exactly a value of the option's type. */
 final class OptionReader {
@@ -12,6 +15,7 @@ final class OptionReader {
         this.lookup = lookup;
     }
 
+    /** The trimmed value, or the option's default when unset or blank (null if it has none). */
     String raw(PreloadOption option) {
         String value = lookup.apply(option.key());
         return value == null || value.isBlank() ? option.defaultValue() : value.trim();
@@ -28,5 +32,41 @@ final class OptionReader {
             default:
                 throw new InvalidOptionException(option, value, "true or false");
         }
+    }
+
+    int integer(PreloadOption option, int min, int max) {
+        return integer(option, min, max, Integer.parseInt(option.defaultValue()));
+    }
+
+    int integer(PreloadOption option, int min, int max, int computedDefault) {
+        String value = raw(option);
+        if (value == null) {
+            return computedDefault;
+        }
+        String expected = "a whole number from " + min + " to " + max;
+        int parsed;
+        try {
+            parsed = Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new InvalidOptionException(option, value, expected);
+        }
+        if (parsed < min || parsed > max) {
+            throw new InvalidOptionException(option, value, expected);
+        }
+        return parsed;
+    }
+
+    /** A comma-separated list; {@code *} (the default) means "all" and yields an empty set. */
+    Set<String> nameList(PreloadOption option) {
+        String value = raw(option);
+        if ("*".equals(value)) {
+            return Set.of();
+        }
+        Set<String> names = Arrays.stream(value.split(",")).map(String::trim).filter(s -> !s.isEmpty())
+                .collect(Collectors.toUnmodifiableSet());
+        if (names.isEmpty() || names.contains("*")) {
+            throw new InvalidOptionException(option, value, "* or a comma-separated list of node names");
+        }
+        return names;
     }
 }

@@ -1,32 +1,78 @@
 package dev.offlinepreload.config;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
  * The provider's effective configuration: parsed and validated once at startup, immutable afterwards.
  *
- * @param enabled whether this node preloads at all
+ * @param enabled              whether this node preloads at all
+ * @param batchSize            sessions per batch (one read + one import + one check per batch)
+ * @param workers              loader threads on this node
+ * @param participatingNodes   node names allowed to preload; empty = all
+ * @param maxSessionsPerNode   upper bound of sessions loaded on this node; 0 = the cache's max-count
+ * @param headroomPercent      share of each cache's max-count left free
+ * @param batchMaxAttempts     attempts per batch on database errors
+ * @param revocationRecheck    delay of the second database check of each imported batch
+ * @param holdReadiness        whether startup waits for this node's share
  */
-public record PreloadConfig(boolean enabled) {
+public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<String> participatingNodes,
+                            int maxSessionsPerNode, int headroomPercent, int batchMaxAttempts,
+                            Duration revocationRecheck, boolean holdReadiness) {
 
     /** Used when the configuration is invalid: the node keeps serving, lazily, like stock Keycloak. */
-    public static final PreloadConfig DISABLED = new PreloadConfig(false);
+    public static final PreloadConfig DISABLED = new PreloadConfig(false, 1000, 1, Set.of(), 0, 10, 5,
+            Duration.ofSeconds(30), false);
 
     /**
      * @param lookup returns the raw value an operator set for an option key, or null when unset
+     * @param cpus   the node's CPU count, the default number of workers
      * @throws InvalidOptionException naming the first option whose value cannot be used
      */
-    public static PreloadConfig parse(Function<String, String> lookup) {
+    public static PreloadConfig parse(Function<String, String> lookup, int cpus) {
         OptionReader options = new OptionReader(lookup);
-        return new PreloadConfig(options.bool(PreloadOption.PRELOAD_ENABLED));
+        return new PreloadConfig(
+                options.bool(PreloadOption.PRELOAD_ENABLED),
+                options.integer(PreloadOption.BATCH_SIZE, 1, 100_000),
+                options.integer(PreloadOption.WORKERS_PER_NODE, 1, 64, Math.max(1, Math.min(cpus, 64))),
+                options.nameList(PreloadOption.PARTICIPATING_NODES),
+                options.integer(PreloadOption.MAX_SESSIONS_PER_NODE, 0, Integer.MAX_VALUE),
+                options.integer(PreloadOption.CAPACITY_HEADROOM_PERCENT, 0, 90),
+                options.integer(PreloadOption.BATCH_MAX_ATTEMPTS, 1, 100),
+                Duration.ofSeconds(options.integer(PreloadOption.REVOCATION_RECHECK_SECONDS, 0, 3600)),
+                options.bool(PreloadOption.HOLD_READINESS));
+    }
+
+    /** Whether the node with this name takes part in preloading. */
+    public boolean participates(String nodeName) {
+        return participatingNodes.isEmpty() || participatingNodes.contains(nodeName);
+    }
+
+    /**
+     * How many entries the loader may put into a cache that holds at most {@code maxCount} entries per node
+     * (negative = unbounded): the cache's bound less the headroom, and never more than max-sessions-per-node.
+     */
+    public long fillLimit(long maxCount) {
+        long limit = maxCount < 0 ? Long.MAX_VALUE : maxCount - (maxCount * headroomPercent / 100);
+        return maxSessionsPerNode > 0 ? Math.min(limit, maxSessionsPerNode) : limit;
     }
 
     /** Effective values by option key, for the startup log line and the admin server info. */
     public Map<String, String> describe() {
         Map<String, String> values = new LinkedHashMap<>();
         values.put(PreloadOption.PRELOAD_ENABLED.key(), Boolean.toString(enabled));
+        values.put(PreloadOption.BATCH_SIZE.key(), Integer.toString(batchSize));
+        values.put(PreloadOption.WORKERS_PER_NODE.key(), Integer.toString(workers));
+        values.put(PreloadOption.PARTICIPATING_NODES.key(),
+                participatingNodes.isEmpty() ? "*" : String.join(",", new java.util.TreeSet<>(participatingNodes)));
+        values.put(PreloadOption.MAX_SESSIONS_PER_NODE.key(), Integer.toString(maxSessionsPerNode));
+        values.put(PreloadOption.CAPACITY_HEADROOM_PERCENT.key(), Integer.toString(headroomPercent));
+        values.put(PreloadOption.BATCH_MAX_ATTEMPTS.key(), Integer.toString(batchMaxAttempts));
+        values.put(PreloadOption.REVOCATION_RECHECK_SECONDS.key(), Long.toString(revocationRecheck.toSeconds()));
+        values.put(PreloadOption.HOLD_READINESS.key(), Boolean.toString(holdReadiness));
         return values;
     }
 }

@@ -3,12 +3,32 @@ package dev.offlinepreload.config;
 /**
  * Every option of this provider. An operator sets {@code name} as
  * {@code spi-user-sessions--offline-preload--<name>} in keycloak.conf or
- * {@code KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__<NAME>} in the environment.
+ * {@code KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__<NAME>} in the environment. All are read at runtime.
  */
 public enum PreloadOption {
 
     PRELOAD_ENABLED("preload-enabled", "boolean", "true",
-            "Load offline sessions from the database into the caches after startup. (Keycloak's own build-time option \"enabled\" switches the whole provider on or off.)");
+            "Load offline sessions from the database into the caches after startup. (Keycloak's own build-time "
+                    + "option 'enabled' switches the whole provider on or off.)"),
+    BATCH_SIZE("batch-size", "int", "1000",
+            "Offline sessions read and imported per batch, 1 to 100000. Id lists in SQL are split at 1000."),
+    WORKERS_PER_NODE("workers-per-node", "int", null,
+            "Loader threads per node, 1 to 64; each holds at most one database connection. Default: the node's CPUs."),
+    PARTICIPATING_NODES("participating-nodes", "string", "*",
+            "Comma-separated node names that preload (spi-cache-embedded--default--node-name), or * for all. "
+                    + "A node left out serves its share lazily."),
+    MAX_SESSIONS_PER_NODE("max-sessions-per-node", "int", "0",
+            "Upper bound of offline sessions one node loads; 0 = the offlineSessions cache's max-count."),
+    CAPACITY_HEADROOM_PERCENT("capacity-headroom-percent", "int", "10",
+            "Share of each offline cache's max-count, 0 to 90, left free for sessions created while and after loading."),
+    BATCH_MAX_ATTEMPTS("batch-max-attempts", "int", "5",
+            "Attempts per batch when the database fails, 1 to 100, with exponential backoff; then the batch is "
+                    + "reported as failed and the load goes on."),
+    REVOCATION_RECHECK_SECONDS("revocation-recheck-seconds", "int", "30",
+            "Seconds after import when each batch is checked against the database a second time, 0 to 3600, so "
+                    + "that a session revoked while it was being loaded is removed again."),
+    HOLD_READINESS("hold-readiness", "boolean", "false",
+            "Keep the node from becoming ready (startup blocks) until its share is loaded.");
 
     private final String key;
     private final String type;
@@ -31,6 +51,7 @@ public enum PreloadOption {
         return type;
     }
 
+    /** Null where the default is computed (e.g. from the CPUs). */
     public String defaultValue() {
         return defaultValue;
     }

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class PreloadConfigTest {
 
     private static PreloadConfig parse(Map<String, String> values) {
-        return PreloadConfig.parse(values::get);
+        return PreloadConfig.parse(values::get, 4);
     }
 
     @Test
@@ -41,5 +41,45 @@ class PreloadConfigTest {
     @Test
     void describesEffectiveValuesByOptionName() {
         assertThat(parse(Map.of("preload-enabled", "false")).describe()).containsEntry("preload-enabled", "false");
+    }
+
+    @Test
+    void defaultsForEveryOption() {
+        PreloadConfig config = parse(Map.of());
+        assertThat(config.batchSize()).isEqualTo(1000);
+        assertThat(config.workers()).as("the CPUs given to parse").isEqualTo(4);
+        assertThat(config.participatingNodes()).as("all").isEmpty();
+        assertThat(config.headroomPercent()).isEqualTo(10);
+        assertThat(config.batchMaxAttempts()).isEqualTo(5);
+        assertThat(config.revocationRecheck()).hasSeconds(30);
+        assertThat(config.holdReadiness()).isFalse();
+    }
+
+    @Test
+    void rejectsNumbersOutOfRangeOrNotNumbers() {
+        assertThatThrownBy(() -> parse(Map.of("batch-size", "0")))
+                .hasMessageContaining("spi-user-sessions--offline-preload--batch-size")
+                .hasMessageContaining("from 1 to 100000");
+        assertThatThrownBy(() -> parse(Map.of("workers-per-node", "many")))
+                .hasMessageContaining("'many'").hasMessageContaining("workers-per-node");
+        assertThatThrownBy(() -> parse(Map.of("capacity-headroom-percent", "95"))).hasMessageContaining("from 0 to 90");
+    }
+
+    @Test
+    void readsNodeLists() {
+        assertThat(parse(Map.of("participating-nodes", " node1, node2 ,")).participatingNodes())
+                .containsExactlyInAnyOrder("node1", "node2");
+        assertThat(parse(Map.of("participating-nodes", "node1")).participates("node2")).isFalse();
+        assertThat(parse(Map.of()).participates("any")).isTrue();
+        assertThatThrownBy(() -> parse(Map.of("participating-nodes", ",")))
+                .hasMessageContaining("comma-separated list of node names");
+    }
+
+    @Test
+    void fillLimitLeavesHeadroomAndHonoursThePerNodeMaximum() {
+        assertThat(parse(Map.of()).fillLimit(10_000)).isEqualTo(9_000);
+        assertThat(parse(Map.of("capacity-headroom-percent", "0")).fillLimit(10_000)).isEqualTo(10_000);
+        assertThat(parse(Map.of("max-sessions-per-node", "500")).fillLimit(10_000)).isEqualTo(500);
+        assertThat(parse(Map.of()).fillLimit(-1)).as("unbounded cache").isEqualTo(Long.MAX_VALUE);
     }
 }

@@ -24,7 +24,7 @@ public final class Images {
 
     private static String keycloak;
     private static String postgres;
-    private static String keycloakWithProvider;
+    private static final Map<String, String> keycloakWithProvider = new HashMap<>();
 
     private Images() {
     }
@@ -39,23 +39,30 @@ public final class Images {
         return keycloak;
     }
 
-    /** The Keycloak image with this provider installed and built, tagged by the content of its inputs. */
-    public static synchronized String keycloakWithProvider() {
-        if (keycloakWithProvider == null) {
-            Path jar = TestPaths.providerJar();
-            Path dockerfile = TestPaths.repoRoot().resolve("docker/keycloak-with-provider/Dockerfile");
-            String base = keycloak();
-            String tag = "offline-preload/keycloak-test:" + sha256(jar, dockerfile, base + "@" + imageId(base)).substring(0, 16);
-            if (!exists(tag)) {
-                new ImageFromDockerfile(tag, false)
-                        .withFileFromPath("Dockerfile", dockerfile)
-                        .withFileFromPath("provider/target/keycloak-offline-session-preloader.jar", jar)
-                        .withBuildArg("KEYCLOAK_IMAGE", base)
-                        .get();
-            }
-            keycloakWithProvider = tag;
+    /**
+     * The Keycloak image with this provider installed and built, tagged by the content of its inputs.
+     *
+     * @param buildOptions extra {@code kc.sh build} options ("" for none)
+     */
+    public static synchronized String keycloakWithProvider(String buildOptions) {
+        return keycloakWithProvider.computeIfAbsent(buildOptions, Images::buildKeycloakWithProvider);
+    }
+
+    private static String buildKeycloakWithProvider(String buildOptions) {
+        Path jar = TestPaths.providerJar();
+        Path dockerfile = TestPaths.repoRoot().resolve("docker/keycloak-with-provider/Dockerfile");
+        String base = keycloak();
+        String tag = "offline-preload/keycloak-test:"
+                + sha256(jar, dockerfile, base + "@" + imageId(base) + " " + buildOptions).substring(0, 16);
+        if (!exists(tag)) {
+            new ImageFromDockerfile(tag, false)
+                    .withFileFromPath("Dockerfile", dockerfile)
+                    .withFileFromPath("provider/target/keycloak-offline-session-preloader.jar", jar)
+                    .withBuildArg("KEYCLOAK_IMAGE", base)
+                    .withBuildArg("EXTRA_BUILD_OPTIONS", buildOptions)
+                    .get();
         }
-        return keycloakWithProvider;
+        return tag;
     }
 
     private static void resolveBaseImages() {

@@ -44,13 +44,22 @@ public final class KeycloakCluster implements AutoCloseable {
                 .withUsername(DB_USER)
                 .withPassword(DB_PASSWORD)
                 .withLogConsumer(new NodeLog(TestPaths.logDir().resolve(name).resolve("postgres.log")));
-        String image = Images.keycloakWithProvider();
+        if (builder.pgStatStatements) {
+            database.withCommand("postgres", "-c", "fsync=off", "-c", "shared_preload_libraries=pg_stat_statements");
+        }
+        String image = Images.keycloakWithProvider(builder.buildOptions);
         for (int i = 1; i <= builder.nodes; i++) {
             String nodeName = "node" + i;
             Map<String, String> env = new LinkedHashMap<>(baseEnv(builder.heap));
             env.putAll(builder.env);
-            nodes.add(new KeycloakNode(image, nodeName, network, env,
-                    new NodeLog(TestPaths.logDir().resolve(name).resolve(nodeName + ".log"))));
+            env.putAll(builder.nodeEnv.getOrDefault(i, Map.of()));
+            KeycloakNode node = new KeycloakNode(image, nodeName, network, env,
+                    new NodeLog(TestPaths.logDir().resolve(name).resolve(nodeName + ".log")));
+            if (builder.keycloakConf != null) {
+                node.withCopyToContainer(org.testcontainers.images.builder.Transferable.of(builder.keycloakConf),
+                        "/opt/keycloak/conf/keycloak.conf");
+            }
+            nodes.add(node);
         }
     }
 
@@ -94,6 +103,19 @@ public final class KeycloakCluster implements AutoCloseable {
         Startables.deepStart(nodes.subList(1, nodes.size())).join();
         awaitView(nodes.size());
         return this;
+    }
+
+    /**
+     * Stops every node (gracefully, as an orchestrator would), then starts them again like {@link #start()}: the
+     * caches are empty afterwards, the database keeps everything.
+     */
+    public void restartAll() {
+        for (KeycloakNode node : nodes) {
+            node.stop();
+        }
+        nodes.get(0).start();
+        Startables.deepStart(nodes.subList(1, nodes.size())).join();
+        awaitView(nodes.size());
     }
 
     /** Waits until every running node's latest cluster view has exactly {@code members} members. */
@@ -148,6 +170,10 @@ public final class KeycloakCluster implements AutoCloseable {
         private int nodes = 3;
         private String heap = "-Xms128m -Xmx1g";
         private final Map<String, String> env = new LinkedHashMap<>();
+        private final Map<Integer, Map<String, String>> nodeEnv = new LinkedHashMap<>();
+        private String keycloakConf;
+        private String buildOptions = "";
+        private boolean pgStatStatements;
 
         private Builder(String name) {
             this.name = name;
@@ -167,6 +193,30 @@ public final class KeycloakCluster implements AutoCloseable {
         /** A Keycloak setting for every node, as an env var: {@code KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__...}. */
         public Builder env(String key, String value) {
             env.put(key, value);
+            return this;
+        }
+
+        /** A setting for one node only (1-based), e.g. a bad value on node 2. */
+        public Builder nodeEnv(int node, String key, String value) {
+            nodeEnv.computeIfAbsent(node, n -> new LinkedHashMap<>()).put(key, value);
+            return this;
+        }
+
+        /** The content of conf/keycloak.conf on every node. */
+        public Builder keycloakConf(String content) {
+            this.keycloakConf = content;
+            return this;
+        }
+
+        /** Extra {@code kc.sh build} options, e.g. {@code --features-disabled=persistent-user-sessions}. */
+        public Builder buildOptions(String options) {
+            this.buildOptions = options;
+            return this;
+        }
+
+        /** Loads pg_stat_statements, so a test can count the statements Keycloak ran. */
+        public Builder pgStatStatements() {
+            this.pgStatStatements = true;
             return this;
         }
 

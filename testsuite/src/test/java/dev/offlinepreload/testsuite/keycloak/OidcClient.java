@@ -48,19 +48,33 @@ public final class OidcClient {
         return post(form);
     }
 
+    /** RFC 7009 revocation of a refresh token: for an offline token, Keycloak ends that offline client session. */
+    public int revoke(String refreshToken) {
+        Map<String, String> form = new LinkedHashMap<>();
+        form.put("client_id", TestRealm.CLIENT_ID);
+        form.put("token", refreshToken);
+        form.put("token_type_hint", "refresh_token");
+        return send("/revoke", form).status();
+    }
+
     private TokenResponse post(Map<String, String> form) {
+        return send("/token", form);
+    }
+
+    private TokenResponse send(String endpoint, Map<String, String> form) {
         String body = form.entrySet().stream()
                 .map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
                 .collect(Collectors.joining("&"));
         HttpRequest request = HttpRequest.newBuilder(
-                        URI.create(node.url() + "/realms/" + TestRealm.REALM + "/protocol/openid-connect/token"))
+                        URI.create(node.url() + "/realms/" + TestRealm.REALM + "/protocol/openid-connect" + endpoint))
                 .timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/x-www-form-urlencoded")
                 .POST(HttpRequest.BodyPublishers.ofString(body))
                 .build();
         try {
             HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
-            return new TokenResponse(response.statusCode(), JSON.readTree(response.body()));
+            String answer = response.body();
+            return new TokenResponse(response.statusCode(), answer.isBlank() ? JSON.missingNode() : JSON.readTree(answer));
         } catch (IOException e) {
             throw new IllegalStateException("Token request to " + node.name() + " failed", e);
         } catch (InterruptedException e) {

@@ -1,0 +1,106 @@
+package dev.offlinepreload.keycloak;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
+
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+import org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity;
+import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
+
+/**
+ * The loader's queries, in JPQL over Keycloak's own session entities so Hibernate writes each database's dialect.
+ * Id lists are cut at 1000 (Oracle's IN-list limit) and every query is served by a primary key or an existing index.
+ */
+final class SessionQueries {
+
+    static final String OFFLINE = "1";
+    static final int MAX_IN_LIST = 1000;
+
+    private static final String CANDIDATES = "select s.userSessionId, s.lastSessionRefresh from PersistentUserSessionEntity s"
+            + " where s.realmId = :realmId and s.offline = :offline and s.lastSessionRefresh >= :oldest";
+    private static final String USER_SESSIONS = "select new org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity("
+            + "s.userSessionId, s.realmId, s.userId, s.createdOn, s.lastSessionRefresh, s.brokerSessionId, s.offline, s.data, s.rememberMe)"
+            + " from PersistentUserSessionEntity s where s.offline = :offline and s.userSessionId in :ids";
+    private static final String USER_SESSION_IDS = "select s.userSessionId from PersistentUserSessionEntity s"
+            + " where s.offline = :offline and s.userSessionId in :ids";
+    private static final String CLIENT_SESSION_KEYS = "select c.userSessionId, c.clientId, c.clientStorageProvider, c.externalClientId"
+            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId in :ids";
+    private static final String LOCAL_USER_IDS = "select u.id from UserEntity u where u.id in :ids";
+
+    private SessionQueries() {
+    }
+
+    static jakarta.persistence.TypedQuery<Object[]> candidates(EntityManager em, String realmId, int oldest) {
+        return em.createQuery(CANDIDATES, Object[].class)
+                .setParameter("realmId", realmId)
+                .setParameter("offline", OFFLINE)
+                .setParameter("oldest", oldest)
+                .setHint("org.hibernate.fetchSize", 10_000)
+                .setHint("org.hibernate.readOnly", true);
+    }
+
+    static List<ImmutablePersistentUserSessionEntity> userSessions(EntityManager em, Collection<String> ids) {
+        return chunked(ids, chunk -> em.createQuery(USER_SESSIONS, ImmutablePersistentUserSessionEntity.class)
+                .setParameter("offline", OFFLINE).setParameter("ids", chunk)
+                .setHint("org.hibernate.readOnly", true).getResultList());
+    }
+
+    /** Keycloak's own read-only query for the client sessions of given user sessions. */
+    static List<ImmutablePersistentClientSessionEntity> clientSessions(EntityManager em, Collection<String> ids) {
+        return chunked(ids, chunk -> em.createNamedQuery("findClientSessionsOrderedByIdExactReadOnly",
+                        ImmutablePersistentClientSessionEntity.class)
+                .setParameter("offline", OFFLINE).setParameter("userSessionIds", chunk)
+                .setHint("org.hibernate.readOnly", true).getResultList());
+    }
+
+    /**
+     * Which of these user sessions still exist. With {@code waitForDeletes} the rows are read with a shared lock,
+     * so the query waits for any transaction that holds a write lock on them (a logout about to delete) and then
+     * sees its outcome.
+     */
+    static Set<String> existingUserSessionIds(EntityManager em, Collection<String> ids, boolean waitForDeletes) {
+        return new HashSet<>(chunked(ids, chunk -> {
+            var query = em.createQuery(USER_SESSION_IDS, String.class).setParameter("offline", OFFLINE).setParameter("ids", chunk);
+            if (waitForDeletes) {
+                query.setLockMode(LockModeType.PESSIMISTIC_READ);
+            }
+            return query.getResultList();
+        }));
+    }
+
+    /** Existing client sessions of these user sessions as "userSessionId/clientId" (clientId as Keycloak resolves it). */
+    static Set<String> existingClientSessionKeys(EntityManager em, Collection<String> ids, boolean waitForDeletes) {
+        return new HashSet<>(chunked(ids, chunk -> {
+            var query = em.createQuery(CLIENT_SESSION_KEYS, Object[].class).setParameter("offline", OFFLINE).setParameter("ids", chunk);
+            if (waitForDeletes) {
+                query.setLockMode(LockModeType.PESSIMISTIC_READ);
+            }
+            return query.getResultList().stream().map(row -> clientSessionKey((String) row[0],
+                    new ImmutablePersistentClientSessionEntity((String) row[0], (String) row[1], (String) row[2],
+                            (String) row[3], OFFLINE, null, null, 0).getClientId())).toList();
+        }));
+    }
+
+    static Set<String> existingLocalUsers(EntityManager em, Collection<String> userIds) {
+        return new HashSet<>(chunked(userIds, chunk -> em.createQuery(LOCAL_USER_IDS, String.class)
+                .setParameter("ids", chunk).getResultList()));
+    }
+
+    static String clientSessionKey(String userSessionId, String clientId) {
+        return userSessionId + "/" + clientId;
+    }
+
+    private static <T> List<T> chunked(Collection<String> ids, Function<List<String>, List<T>> query) {
+        List<String> all = new ArrayList<>(ids);
+        List<T> results = new ArrayList<>(all.size());
+        for (int from = 0; from < all.size(); from += MAX_IN_LIST) {
+            results.addAll(query.apply(all.subList(from, Math.min(all.size(), from + MAX_IN_LIST))));
+        }
+        return results;
+    }
+}

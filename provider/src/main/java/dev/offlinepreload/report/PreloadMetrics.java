@@ -1,0 +1,79 @@
+package dev.offlinepreload.report;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToDoubleFunction;
+
+import dev.offlinepreload.load.LoadStats;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+
+/**
+ * Micrometer meters on Keycloak's registry (scraped at /metrics on the management port), created once per node.
+ * Prometheus names: keycloak_offline_preload_sessions_total{outcome}, keycloak_offline_preload_state{state},
+ * keycloak_offline_preload_last_pass_seconds, keycloak_offline_preload_planned_sessions.
+ */
+public final class PreloadMetrics {
+
+    private final LoadStats lifetime = new LoadStats(null);
+    private final AtomicReference<PreloadState> state = new AtomicReference<>(PreloadState.IDLE);
+    private final AtomicLong lastPassMillis = new AtomicLong();
+    private final AtomicLong planned = new AtomicLong();
+
+    public PreloadMetrics() {
+        this(Metrics.globalRegistry);
+    }
+
+    PreloadMetrics(MeterRegistry registry) {
+        outcome(registry, "loaded", LoadStats::loaded);
+        outcome(registry, "already_cached", LoadStats::alreadyCached);
+        outcome(registry, "expired", LoadStats::expired);
+        outcome(registry, "gone", LoadStats::gone);
+        outcome(registry, "skipped", LoadStats::skipped);
+        outcome(registry, "failed", LoadStats::failed);
+        outcome(registry, "revoked_removed", LoadStats::revokedRemoved);
+        FunctionCounter.builder("keycloak.offline.preload.client.sessions", lifetime, LoadStats::clientSessions)
+                .description("Offline client sessions loaded into this node's cache").register(registry);
+        Map<PreloadState, Gauge> gauges = new EnumMap<>(PreloadState.class);
+        for (PreloadState s : PreloadState.values()) {
+            gauges.put(s, Gauge.builder("keycloak.offline.preload.state", state, ref -> ref.get() == s ? 1 : 0)
+                    .tag("state", s.name().toLowerCase()).description("1 for this node's current preload state")
+                    .register(registry));
+        }
+        Gauge.builder("keycloak.offline.preload.last.pass", lastPassMillis, ms -> ms.get() / 1000.0).baseUnit("seconds")
+                .description("Duration of this node's last completed load pass").register(registry);
+        Gauge.builder("keycloak.offline.preload.planned.sessions", planned, AtomicLong::get)
+                .description("Sessions this node planned to load in its current or last pass").register(registry);
+    }
+
+    private void outcome(MeterRegistry registry, String outcome, ToDoubleFunction<LoadStats> value) {
+        FunctionCounter.builder("keycloak.offline.preload.sessions", lifetime, value)
+                .tag("outcome", outcome).description("Offline sessions handled by the preloader, by outcome")
+                .register(registry);
+    }
+
+    /** The counters every pass adds into. */
+    public LoadStats lifetime() {
+        return lifetime;
+    }
+
+    public PreloadState state() {
+        return state.get();
+    }
+
+    public void state(PreloadState newState) {
+        state.set(newState);
+    }
+
+    public void planned(long sessions) {
+        planned.set(sessions);
+    }
+
+    public void passCompleted(long millis) {
+        lastPassMillis.set(millis);
+    }
+}

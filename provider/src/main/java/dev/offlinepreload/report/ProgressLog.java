@@ -1,0 +1,67 @@
+package dev.offlinepreload.report;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.offlinepreload.load.BatchResult.SkippedRow;
+import dev.offlinepreload.load.LoadRun;
+import dev.offlinepreload.load.LoadStats;
+import dev.offlinepreload.plan.LoadPlan;
+import org.jboss.logging.Logger;
+
+/** The operator's view of a pass: one start line, progress at most every 10 s, a summary, and skipped rows by id. */
+public final class ProgressLog implements LoadRun.SkipLog {
+
+    private static final Logger log = Logger.getLogger("dev.offlinepreload.Preload");
+    private static final long PROGRESS_INTERVAL_NANOS = 10_000_000_000L;
+    /** Skipped rows are logged by id up to this many per pass; the summary counts the rest. */
+    private static final int MAX_SKIP_LINES = 20;
+
+    private final String node;
+    private final long startNanos = System.nanoTime();
+    private final AtomicInteger skipLines = new AtomicInteger();
+    private volatile long lastProgressNanos = startNanos;
+
+    public ProgressLog(String node) {
+        this.node = node;
+    }
+
+    public void started(LoadPlan plan, String settings) {
+        log.infof("Offline session preload on %s: loading %d sessions (%d in the database not expired, %d owned by "
+                        + "this node, %d already cached, %d over this node's limit of %d); %s",
+                node, plan.toLoad().size(), plan.seen(), plan.owned(), plan.alreadyCached(), plan.overCapacity(),
+                plan.limit(), settings);
+    }
+
+    /** Called from the coordinator's ticker; prints only if the interval has passed. */
+    public void progress(LoadStats stats, long planned) {
+        long now = System.nanoTime();
+        if (now - lastProgressNanos < PROGRESS_INTERVAL_NANOS) {
+            return;
+        }
+        lastProgressNanos = now;
+        long done = stats.processed();
+        double seconds = (now - startNanos) / 1e9;
+        double rate = seconds > 0 ? done / seconds : 0;
+        long eta = rate > 0 ? Math.round((planned - done) / rate) : -1;
+        log.infof("Offline session preload on %s: %d of %d sessions (%d%%), %.0f sessions/s, about %s left",
+                node, done, planned, planned == 0 ? 100 : done * 100 / planned, rate, eta < 0 ? "?" : eta + " s");
+    }
+
+    public void finished(LoadStats stats, String outcome) {
+        double seconds = (System.nanoTime() - startNanos) / 1e9;
+        log.infof("Offline session preload on %s %s in %.1f s: %d loaded (%d client sessions, %.0f sessions/s), "
+                        + "%d already cached, %d expired, %d gone, %d skipped, %d failed, %d removed again as revoked",
+                node, outcome, seconds, stats.loaded(), stats.clientSessions(), seconds > 0 ? stats.loaded() / seconds : 0,
+                stats.alreadyCached(), stats.expired(), stats.gone(), stats.skipped(), stats.failed(), stats.revokedRemoved());
+    }
+
+    @Override
+    public void skipped(SkippedRow row) {
+        int n = skipLines.incrementAndGet();
+        if (n <= MAX_SKIP_LINES) {
+            log.warnf("Offline session preload on %s: skipped offline session %s: %s", node, row.id(), row.reason());
+        } else if (n == MAX_SKIP_LINES + 1) {
+            log.warnf("Offline session preload on %s: more rows skipped; not logging each (see the summary)", node);
+        }
+    }
+}

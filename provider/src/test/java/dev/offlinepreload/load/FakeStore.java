@@ -1,0 +1,64 @@
+package dev.offlinepreload.load;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+import dev.offlinepreload.plan.Candidate;
+
+/** A store whose "database" is a set of ids; every imported session has one client session. */
+class FakeStore implements SessionStore, RevocationRecheck.Evictor {
+
+    final Set<String> database = ConcurrentHashMap.newKeySet();
+    final Set<String> cache = ConcurrentHashMap.newKeySet();
+    final List<List<String>> batches = Collections.synchronizedList(new ArrayList<>());
+    final AtomicInteger failuresLeft = new AtomicInteger();
+    volatile boolean databaseDown;
+
+    @Override
+    public void forEachCandidate(Consumer<Candidate> sink) {
+        database.forEach(id -> sink.accept(new Candidate(id, 1)));
+    }
+
+    @Override
+    public BatchResult importBatch(List<String> ids) {
+        batches.add(List.copyOf(ids));
+        if (databaseDown || failuresLeft.getAndDecrement() > 0) {
+            throw new IllegalStateException("connection refused");
+        }
+        List<ImportedSession> imported = new ArrayList<>();
+        long gone = 0;
+        for (String id : ids) {
+            if (database.contains(id)) {
+                cache.add(id);
+                imported.add(new ImportedSession(id, List.of("client")));
+            } else {
+                gone++;
+            }
+        }
+        return new BatchResult(imported, imported.size(), 0, 0, gone, List.of());
+    }
+
+    @Override
+    public int removeDeleted(List<ImportedSession> imported) {
+        if (databaseDown) {
+            throw new IllegalStateException("connection refused");
+        }
+        int removed = 0;
+        for (ImportedSession s : imported) {
+            if (!database.contains(s.id()) && cache.remove(s.id())) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    @Override
+    public void evict(List<ImportedSession> sessions) {
+        sessions.forEach(s -> cache.remove(s.id()));
+    }
+}

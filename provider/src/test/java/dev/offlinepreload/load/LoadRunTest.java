@@ -1,0 +1,107 @@
+package dev.offlinepreload.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
+
+import dev.offlinepreload.plan.Candidate;
+import org.junit.jupiter.api.Test;
+
+class LoadRunTest {
+
+    private final FakeStore store = new FakeStore();
+    private final LoadStats stats = new LoadStats(new LoadStats(null));
+
+    private List<Candidate> plan(int n) {
+        List<Candidate> plan = new ArrayList<>();
+        IntStream.range(0, n).forEach(i -> {
+            store.database.add("s" + i);
+            plan.add(new Candidate("s" + i, n - i));
+        });
+        return plan;
+    }
+
+    private LoadRun run(int batchSize, int workers, int maxAttempts, AtomicBoolean stop) {
+        RevocationRecheck recheck = new RevocationRecheck(store, store, Duration.ZERO, System::nanoTime, stats);
+        return new LoadRun(store, batchSize, workers, maxAttempts, new Backoff(Duration.ofMillis(1), Duration.ofMillis(2)),
+                recheck, row -> { }, stop::get);
+    }
+
+    @Test
+    void loadsEverySessionOnceInBatchesOfTheConfiguredSize() throws Exception {
+        boolean complete = run(10, 3, 1, new AtomicBoolean()).run(plan(95), Long.MAX_VALUE, stats);
+
+        assertThat(complete).isTrue();
+        assertThat(store.cache).hasSize(95);
+        assertThat(stats.loaded()).isEqualTo(95);
+        assertThat(store.batches).hasSize(10).allSatisfy(b -> assertThat(b.size()).isLessThanOrEqualTo(10));
+        assertThat(store.batches.stream().flatMap(List::stream)).doesNotHaveDuplicates().hasSize(95);
+    }
+
+    @Test
+    void aSingleWorkerTakesBatchesMostRecentFirst() throws Exception {
+        run(4, 1, 1, new AtomicBoolean()).run(plan(10), Long.MAX_VALUE, stats);
+        assertThat(store.batches.get(0)).containsExactly("s0", "s1", "s2", "s3");
+        assertThat(store.batches.get(2)).containsExactly("s8", "s9");
+    }
+
+    @Test
+    void retriesAFailingBatchThenSucceeds() throws Exception {
+        store.failuresLeft.set(2);
+        run(100, 1, 3, new AtomicBoolean()).run(plan(5), Long.MAX_VALUE, stats);
+        assertThat(store.batches).hasSize(3);
+        assertThat(stats.loaded()).isEqualTo(5);
+        assertThat(stats.failed()).isZero();
+    }
+
+    @Test
+    void givesUpOnABatchAfterTheLastAttemptAndGoesOn() throws Exception {
+        store.failuresLeft.set(2);
+        boolean complete = run(5, 1, 2, new AtomicBoolean()).run(plan(10), Long.MAX_VALUE, stats);
+        assertThat(complete).isTrue();
+        assertThat(stats.failed()).isEqualTo(5);
+        assertThat(stats.loaded()).isEqualTo(5);
+    }
+
+    @Test
+    void stopsTakingBatchesWhenToldTo() throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Candidate> plan = plan(10);
+        FakeStore stopsAfterTwo = new FakeStore() {
+            @Override
+            public BatchResult importBatch(List<String> ids) {
+                if (batches.size() == 1) {
+                    stop.set(true); // e.g. the topology changed while the second batch ran
+                }
+                return super.importBatch(ids);
+            }
+        };
+        stopsAfterTwo.database.addAll(store.database);
+        RevocationRecheck recheck = new RevocationRecheck(stopsAfterTwo, store, Duration.ZERO, System::nanoTime, stats);
+        boolean complete = new LoadRun(stopsAfterTwo, 1, 1, 1, new Backoff(Duration.ofMillis(1), Duration.ofMillis(1)),
+                recheck, row -> { }, stop::get).run(plan, Long.MAX_VALUE, stats);
+
+        assertThat(complete).isFalse();
+        assertThat(stopsAfterTwo.batches).hasSize(2);
+    }
+
+    @Test
+    void stopsAtTheClientSessionLimit() throws Exception {
+        boolean complete = run(2, 1, 1, new AtomicBoolean()).run(plan(10), 4, stats);
+        assertThat(complete).isFalse();
+        assertThat(stats.clientSessions()).isEqualTo(4);
+        assertThat(store.cache).hasSize(4);
+    }
+
+    @Test
+    void addsIntoTheLifetimeCounters() throws Exception {
+        LoadStats lifetime = new LoadStats(null);
+        LoadStats pass = new LoadStats(lifetime);
+        run(10, 2, 1, new AtomicBoolean()).run(plan(7), Long.MAX_VALUE, pass);
+        assertThat(lifetime.loaded()).isEqualTo(7);
+    }
+}

@@ -1,0 +1,100 @@
+package dev.offlinepreload.testsuite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.db.SessionSeeder;
+import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
+import dev.offlinepreload.testsuite.keycloak.OidcClient;
+import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
+import dev.offlinepreload.testsuite.keycloak.TestRealm;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Volatile user sessions (persistent-user-sessions disabled): the mode where a warm cache spares the database the
+ * most. After a full restart, offline refreshes on every node read neither session table.
+ */
+class VolatileModeIT {
+
+    private static final int REAL = 20;
+    private static final int CLONES = 1000;
+
+    private static KeycloakCluster cluster;
+    private static final List<TokenResponse> tokens = new ArrayList<>();
+
+    @BeforeAll
+    static void restartWithSessionsInTheDatabase() {
+        cluster = KeycloakCluster.builder(VolatileModeIT.class.getSimpleName()).nodes(2)
+                .buildOptions("--features-disabled=persistent-user-sessions")
+                .pgStatStatements()
+                .build().start();
+        TestRealm.create(cluster.node(1), REAL);
+        for (int i = 1; i <= REAL; i++) {
+            TokenResponse login = new OidcClient(cluster.node(1 + i % 2)).offlineLogin(TestRealm.username(i), "password");
+            assertThat(login.status()).as("%s", login).isEqualTo(200);
+            tokens.add(login);
+        }
+        try (SessionSeeder db = new SessionSeeder(cluster)) {
+            db.cloneSession(tokens.get(0).sessionId(), "seed-", CLONES, SessionSeeder.now(), 3600);
+            db.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+        }
+        cluster.restartAll();
+        await("both nodes loaded").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
+                .until(() -> cluster.nodes().stream().allMatch(n -> NodeMetrics.scrape(n).preloadState("done"))
+                        && cluster.nodes().stream().mapToLong(n -> NodeMetrics.scrape(n).entries("offlineSessions")).sum()
+                        == REAL + CLONES);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void offlineRefreshesAfterARestartReadNoSessionTable() {
+        try (SessionSeeder db = new SessionSeeder(cluster)) {
+            db.count("SELECT count(*) FROM (SELECT pg_stat_statements_reset()) r");
+            for (int i = 0; i < REAL; i++) {
+                for (KeycloakNode node : cluster.nodes()) {
+                    TokenResponse refreshed = new OidcClient(node).refresh(tokens.get(i).refreshToken());
+                    assertThat(refreshed.status()).as("refresh on %s: %s", node.name(), refreshed).isEqualTo(200);
+                }
+            }
+            assertThat(sessionReads(db)).as("SELECTs on the offline session tables during %d refreshes", 2 * REAL).isZero();
+
+            // Control: the same statistic does see Keycloak reading those tables (the admin API's session count).
+            try (var admin = TestRealm.admin(cluster.node(1))) {
+                var realm = admin.realm(TestRealm.REALM);
+                String clientUuid = realm.clients().findByClientId(TestRealm.CLIENT_ID).get(0).getId();
+                assertThat(realm.clients().get(clientUuid).getOfflineSessionCount().get("count")).isPositive();
+            }
+            assertThat(sessionReads(db)).as("SELECTs on the offline session tables after the admin count").isPositive();
+        }
+    }
+
+    private static long sessionReads(SessionSeeder db) {
+        return db.count("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements"
+                + " WHERE query ILIKE 'select%' AND query NOT ILIKE '%pg_stat_statements%'"
+                + " AND (query ILIKE '%offline_user_session%' OR query ILIKE '%offline_client_session%')");
+    }
+
+    @Test
+    void refreshesAreCacheHits() {
+        long misses = cluster.nodes().stream().mapToLong(n -> NodeMetrics.scrape(n).misses("offlineSessions")).sum();
+        for (int i = 0; i < REAL; i++) {
+            assertThat(new OidcClient(cluster.node(1 + i % 2)).refresh(tokens.get(i).refreshToken()).status()).isEqualTo(200);
+        }
+        long after = cluster.nodes().stream().mapToLong(n -> NodeMetrics.scrape(n).misses("offlineSessions")).sum();
+        assertThat(after - misses).as("offlineSessions misses").isZero();
+    }
+}
