@@ -39,6 +39,9 @@ public final class PreloadCoordinator implements AutoCloseable {
     private final PreloadMetrics metrics;
     private final ExecutorService passes = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-coordinator"));
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "offline-preload-progress"));
+    /** Second revocation checks run here, so a pass ends (and the next can start) without waiting for them. */
+    private final ExecutorService rechecks = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-recheck"));
+    private final java.util.Set<RevocationRecheck> pendingRechecks = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final CompletableFuture<Void> firstPass = new CompletableFuture<>();
     private volatile boolean closing;
 
@@ -64,7 +67,9 @@ public final class PreloadCoordinator implements AutoCloseable {
             while (!closing) {
                 TopologySnapshot now = store.topology();
                 if (now.id() != loadedFor) {
-                    loadedFor = pass();
+                    // Only the first pass waits for the expected cluster size; a re-warm just needs a settled topology.
+                    boolean first = !firstPass.isDone();
+                    loadedFor = pass(first ? config.expectedClusterSize() : 1, first ? config.joinTimeout() : Duration.ZERO);
                     firstPass.complete(null);
                 } else {
                     Thread.sleep(WATCH_INTERVAL.toMillis());
@@ -78,14 +83,15 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     /** @return the topology id the pass completed for (a failed pass counts: no retry loop until the next change) */
-    private int pass() throws InterruptedException {
+    private int pass(int expectedMembers, Duration joinTimeout) throws InterruptedException {
         long start = System.nanoTime();
         TopologySnapshot topology = null;
         try {
             metrics.state(PreloadState.WAITING_FOR_NODES);
             boolean complete = false;
             while (!closing && !complete) {
-                topology = new ClusterGate(store::topology, () -> closing).awaitSettled();
+                topology = new ClusterGate(store.nodeName(), store::topology, () -> closing).await(expectedMembers, joinTimeout);
+                expectedMembers = 1; // after a topology change mid-pass, plan again as soon as it settles
                 if (topology == null) {
                     return Integer.MIN_VALUE;
                 }
@@ -96,7 +102,9 @@ public final class PreloadCoordinator implements AutoCloseable {
                 }
             }
             metrics.passCompleted((System.nanoTime() - start) / 1_000_000);
-            metrics.state(closing ? PreloadState.IDLE : PreloadState.DONE);
+            if (metrics.state() != PreloadState.FAILED) {
+                metrics.state(closing ? PreloadState.IDLE : PreloadState.DONE);
+            }
         } catch (RuntimeException | Error e) {
             // A failed preload must never take the node down: requests keep loading sessions lazily.
             metrics.state(PreloadState.FAILED);
@@ -106,10 +114,9 @@ public final class PreloadCoordinator implements AutoCloseable {
         return topology == null ? store.topology().id() : topology.id();
     }
 
-    /** @return true if the plan for this topology was worked through (or stopped at capacity) */
+    /** @return false if the topology moved (plan again), true if this topology's pass is over, whatever its outcome */
     private boolean loadFor(TopologySnapshot topology) throws InterruptedException {
-        long limit = config.fillLimit(store.sessionsMaxCount());
-        LoadPlan plan = new LoadPlanner(topology.owns(), store::isCached, limit).plan(store::forEachCandidate);
+        LoadPlan plan = plan(topology);
         metrics.planned(plan.toLoad().size());
         metrics.state(PreloadState.LOADING);
 
@@ -118,27 +125,66 @@ public final class PreloadCoordinator implements AutoCloseable {
         LoadStats stats = new LoadStats(metrics.lifetime());
         RevocationRecheck recheck = new RevocationRecheck(store, store, config.revocationRecheck(), System::nanoTime, stats);
         long clientLimit = Math.max(0, config.fillLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
-        LoadRun run = new LoadRun(store, config.batchSize(), config.workers(), config.batchMaxAttempts(),
+        LoadRun run = new LoadRun(store, config.batchSize(), config.workers(), config.databaseRetry(),
                 new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30)), recheck, progress,
                 () -> closing || store.topology().id() != topology.id());
 
         var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad().size()), 1, 1, TimeUnit.SECONDS);
-        boolean complete;
+        LoadRun.Outcome outcome;
         try {
-            complete = run.run(plan.toLoad(), clientLimit, stats);
+            outcome = run.run(plan.toLoad(), clientLimit, stats);
         } finally {
             ticking.cancel(false);
         }
+        finishInBackground(recheck);
+        boolean topologyMoved = outcome == LoadRun.Outcome.STOPPED && !closing;
+        switch (outcome) {
+            case COMPLETE -> progress.finished(stats, "finished");
+            case CAPACITY -> progress.finished(stats, "stopped at this node's capacity");
+            case STOPPED -> progress.finished(stats, closing ? "stopped by shutdown" : "stopped by a topology change");
+            case DATABASE_UNAVAILABLE -> {
+                progress.finished(stats, "gave up");
+                metrics.state(PreloadState.FAILED);
+                log.errorf("Offline session preload on %s gave up: the database kept failing for %d s (%s). The sessions "
+                        + "not loaded are loaded lazily; preloading tries again at the next topology change.",
+                        store.nodeName(), config.databaseRetry().toSeconds(), run.databaseError());
+            }
+        }
+        return !topologyMoved;
+    }
+
+    /** Streams the candidates and plans; a database error is retried with backoff for database-retry-seconds. */
+    private LoadPlan plan(TopologySnapshot topology) throws InterruptedException {
+        long limit = config.fillLimit(store.sessionsMaxCount());
+        long deadline = System.nanoTime() + config.databaseRetry().toNanos();
+        Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30));
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return new LoadPlanner(topology.owns(), store::isCached, limit).plan(store::forEachCandidate);
+            } catch (RuntimeException e) {
+                if (closing || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                log.warnf("Offline session preload on %s: reading the session ids failed (attempt %d), retrying in %d ms: %s",
+                        store.nodeName(), attempt, backoff.after(attempt).toMillis(), e);
+                Thread.sleep(backoff.after(attempt).toMillis());
+            }
+        }
+    }
+
+    private void finishInBackground(RevocationRecheck recheck) {
         if (closing) {
             recheck.evictAll();
-        } else {
-            recheck.finish();
+            return;
         }
-        boolean topologyMoved = store.topology().id() != topology.id();
-        progress.finished(stats, complete ? "finished" : closing ? "stopped by shutdown"
-                : topologyMoved ? "stopped by a topology change" : "stopped at this node's capacity");
-        // Stopped at capacity counts as complete; stopped by a topology change means plan again.
-        return complete || (!closing && !topologyMoved);
+        pendingRechecks.add(recheck);
+        rechecks.execute(() -> {
+            try {
+                recheck.finish();
+            } finally {
+                pendingRechecks.remove(recheck);
+            }
+        });
     }
 
     @Override
@@ -146,6 +192,8 @@ public final class PreloadCoordinator implements AutoCloseable {
         closing = true;
         passes.shutdownNow();
         ticker.shutdownNow();
+        rechecks.shutdownNow();
+        pendingRechecks.forEach(RevocationRecheck::evictAll);
         try {
             if (!passes.awaitTermination(30, TimeUnit.SECONDS)) {
                 log.warn("Offline session preload did not stop within 30 s of shutdown");

@@ -7,36 +7,56 @@ import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
- * Holds loading back until the offline-sessions cache topology has settled: with one owner and no state transfer,
- * whatever is loaded while ownership still moves is partly thrown away again.
+ * Holds loading back until the expected nodes have joined and the offline caches' topology has settled. With one
+ * owner and no state transfer, whatever is loaded before the last node joins is partly thrown away again. Unlike
+ * Infinispan's own initial-cluster-size, this waits in the background (Keycloak serves requests meanwhile) and on
+ * timeout loads with the nodes present instead of failing the node.
  */
 public final class ClusterGate {
 
     private static final Logger log = Logger.getLogger(ClusterGate.class);
     private static final Duration POLL = Duration.ofMillis(250);
+    private static final Duration LOG_EVERY = Duration.ofSeconds(30);
 
+    private final String node;
     private final Supplier<TopologySnapshot> topology;
     private final BooleanSupplier closing;
 
-    public ClusterGate(Supplier<TopologySnapshot> topology, BooleanSupplier closing) {
+    public ClusterGate(String node, Supplier<TopologySnapshot> topology, BooleanSupplier closing) {
+        this.node = node;
         this.topology = topology;
         this.closing = closing;
     }
 
     /**
-     * Blocks until no rebalance is in progress.
+     * Blocks until the topology has {@code expectedMembers} members and no rebalance is in progress, or until
+     * {@code timeout} has passed and the topology is settled with fewer members.
      *
-     * @return the settled topology, or null when the node is shutting down
+     * @return the settled topology to plan for, or null when the node is shutting down
      */
-    public TopologySnapshot awaitSettled() throws InterruptedException {
-        long loggedAt = System.nanoTime();
+    public TopologySnapshot await(int expectedMembers, Duration timeout) throws InterruptedException {
+        long start = System.nanoTime();
+        long loggedAt = 0;
         while (!closing.getAsBoolean()) {
             TopologySnapshot snapshot = topology.get();
-            if (snapshot.stable()) {
+            long waited = System.nanoTime() - start;
+            boolean enough = snapshot.members().size() >= expectedMembers;
+            if (snapshot.stable() && enough) {
+                if (loggedAt != 0) {
+                    log.infof("Offline session preload on %s: %d nodes present %s, starting", node,
+                            snapshot.members().size(), snapshot.members());
+                }
                 return snapshot;
             }
-            if (System.nanoTime() - loggedAt > Duration.ofSeconds(30).toNanos()) {
-                log.infof("Offline session preload waits for the cache topology to settle (members %s)", snapshot.members());
+            if (snapshot.stable() && waited >= timeout.toNanos()) {
+                log.warnf("Offline session preload on %s: waited %d s for %d nodes, %d present %s; loading with these",
+                        node, waited / 1_000_000_000L, expectedMembers, snapshot.members().size(), snapshot.members());
+                return snapshot;
+            }
+            if (loggedAt == 0 || System.nanoTime() - loggedAt > LOG_EVERY.toNanos()) {
+                log.infof("Offline session preload on %s waits for %s (present %s, waiting at most %d s more)", node,
+                        enough ? "the cache topology to settle" : expectedMembers + " nodes", snapshot.members(),
+                        Math.max(0, (timeout.toNanos() - waited) / 1_000_000_000L));
                 loggedAt = System.nanoTime();
             }
             Thread.sleep(POLL.toMillis());

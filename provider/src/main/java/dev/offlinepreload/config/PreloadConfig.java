@@ -15,17 +15,20 @@ import java.util.function.Function;
  * @param participatingNodes   node names allowed to preload; empty = all
  * @param maxSessionsPerNode   upper bound of sessions loaded on this node; 0 = the cache's max-count
  * @param headroomPercent      share of each cache's max-count left free
- * @param batchMaxAttempts     attempts per batch on database errors
+ * @param databaseRetry        how long a failing batch is retried
+ * @param expectedClusterSize  members the first pass waits for
+ * @param joinTimeout          how long the first pass waits for them
  * @param revocationRecheck    delay of the second database check of each imported batch
  * @param holdReadiness        whether startup waits for this node's share
  */
 public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<String> participatingNodes,
-                            int maxSessionsPerNode, int headroomPercent, int batchMaxAttempts,
+                            int maxSessionsPerNode, int headroomPercent, Duration databaseRetry,
+                            int expectedClusterSize, Duration joinTimeout,
                             Duration revocationRecheck, boolean holdReadiness) {
 
     /** Used when the configuration is invalid: the node keeps serving, lazily, like stock Keycloak. */
-    public static final PreloadConfig DISABLED = new PreloadConfig(false, 1000, 1, Set.of(), 0, 10, 5,
-            Duration.ofSeconds(30), false);
+    public static final PreloadConfig DISABLED = new PreloadConfig(false, 1000, 1, Set.of(), 0, 10,
+            Duration.ofSeconds(120), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), false);
 
     /**
      * @param lookup returns the raw value an operator set for an option key, or null when unset
@@ -41,7 +44,9 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
                 options.nameList(PreloadOption.PARTICIPATING_NODES),
                 options.integer(PreloadOption.MAX_SESSIONS_PER_NODE, 0, Integer.MAX_VALUE),
                 options.integer(PreloadOption.CAPACITY_HEADROOM_PERCENT, 0, 90),
-                options.integer(PreloadOption.BATCH_MAX_ATTEMPTS, 1, 100),
+                Duration.ofSeconds(options.integer(PreloadOption.DATABASE_RETRY_SECONDS, 1, 86_400)),
+                options.integer(PreloadOption.EXPECTED_CLUSTER_SIZE, 1, 1000),
+                Duration.ofSeconds(options.integer(PreloadOption.JOIN_TIMEOUT_SECONDS, 0, 86_400)),
                 Duration.ofSeconds(options.integer(PreloadOption.REVOCATION_RECHECK_SECONDS, 0, 3600)),
                 options.bool(PreloadOption.HOLD_READINESS));
     }
@@ -70,7 +75,9 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
                 participatingNodes.isEmpty() ? "*" : String.join(",", new java.util.TreeSet<>(participatingNodes)));
         values.put(PreloadOption.MAX_SESSIONS_PER_NODE.key(), Integer.toString(maxSessionsPerNode));
         values.put(PreloadOption.CAPACITY_HEADROOM_PERCENT.key(), Integer.toString(headroomPercent));
-        values.put(PreloadOption.BATCH_MAX_ATTEMPTS.key(), Integer.toString(batchMaxAttempts));
+        values.put(PreloadOption.DATABASE_RETRY_SECONDS.key(), Long.toString(databaseRetry.toSeconds()));
+        values.put(PreloadOption.EXPECTED_CLUSTER_SIZE.key(), Integer.toString(expectedClusterSize));
+        values.put(PreloadOption.JOIN_TIMEOUT_SECONDS.key(), Long.toString(joinTimeout.toSeconds()));
         values.put(PreloadOption.REVOCATION_RECHECK_SECONDS.key(), Long.toString(revocationRecheck.toSeconds()));
         values.put(PreloadOption.HOLD_READINESS.key(), Boolean.toString(holdReadiness));
         return values;

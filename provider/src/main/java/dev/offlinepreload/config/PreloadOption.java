@@ -21,9 +21,15 @@ public enum PreloadOption {
             "Upper bound of offline sessions one node loads; 0 = the offlineSessions cache's max-count."),
     CAPACITY_HEADROOM_PERCENT("capacity-headroom-percent", "int", "10",
             "Share of each offline cache's max-count, 0 to 90, left free for sessions created while and after loading."),
-    BATCH_MAX_ATTEMPTS("batch-max-attempts", "int", "5",
-            "Attempts per batch when the database fails, 1 to 100, with exponential backoff; then the batch is "
-                    + "reported as failed and the load goes on."),
+    DATABASE_RETRY_SECONDS("database-retry-seconds", "int", "120",
+            "How long a batch is retried, 1 to 86400 s, with backoff from 0.5 s to 30 s, when the database fails; "
+                    + "then it is reported and the load goes on, or, if the database answered nothing meanwhile, the "
+                    + "pass gives up until the next topology change."),
+    EXPECTED_CLUSTER_SIZE("expected-cluster-size", "int", "1",
+            "Nodes that must be in the cluster before the first load starts, 1 to 1000; 1 = do not wait."),
+    JOIN_TIMEOUT_SECONDS("join-timeout-seconds", "int", "300",
+            "How long the first load waits for expected-cluster-size nodes, 0 to 86400 s; then it loads with the "
+                    + "nodes present and logs which they are."),
     REVOCATION_RECHECK_SECONDS("revocation-recheck-seconds", "int", "30",
             "Seconds after import when each batch is checked against the database a second time, 0 to 3600, so "
                     + "that a session revoked while it was being loaded is removed again."),

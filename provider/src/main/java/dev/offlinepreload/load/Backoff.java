@@ -2,7 +2,7 @@ package dev.offlinepreload.load;
 
 import java.time.Duration;
 
-/** Exponential backoff between attempts of a failed batch; the sleep is interruptible so a shutdown is prompt. */
+/** Exponential backoff between attempts of a failed batch. */
 public class Backoff {
 
     private final Duration base;
@@ -18,10 +18,5 @@ public class Backoff {
         long factor = 1L << Math.min(attempt - 1, 30);
         long millis = base.toMillis() * factor;
         return millis >= max.toMillis() || millis < 0 ? max : Duration.ofMillis(millis);
-    }
-
-    /** @throws InterruptedException when the node shuts down or the pass is cancelled */
-    public void pause(int attempt) throws InterruptedException {
-        Thread.sleep(after(attempt).toMillis());
     }
 }

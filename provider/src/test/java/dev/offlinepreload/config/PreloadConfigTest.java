@@ -50,7 +50,9 @@ class PreloadConfigTest {
         assertThat(config.workers()).as("the CPUs given to parse").isEqualTo(4);
         assertThat(config.participatingNodes()).as("all").isEmpty();
         assertThat(config.headroomPercent()).isEqualTo(10);
-        assertThat(config.batchMaxAttempts()).isEqualTo(5);
+        assertThat(config.databaseRetry()).hasSeconds(120);
+        assertThat(config.expectedClusterSize()).isEqualTo(1);
+        assertThat(config.joinTimeout()).hasSeconds(300);
         assertThat(config.revocationRecheck()).hasSeconds(30);
         assertThat(config.holdReadiness()).isFalse();
     }

@@ -18,6 +18,8 @@ class FakeStore implements SessionStore, RevocationRecheck.Evictor {
     final List<List<String>> batches = Collections.synchronizedList(new ArrayList<>());
     final AtomicInteger failuresLeft = new AtomicInteger();
     volatile boolean databaseDown;
+    /** A batch containing this id always fails, whatever the database does. */
+    volatile String poison;
 
     @Override
     public void forEachCandidate(Consumer<Candidate> sink) {
@@ -27,7 +29,7 @@ class FakeStore implements SessionStore, RevocationRecheck.Evictor {
     @Override
     public BatchResult importBatch(List<String> ids) {
         batches.add(List.copyOf(ids));
-        if (databaseDown || failuresLeft.getAndDecrement() > 0) {
+        if (databaseDown || failuresLeft.getAndDecrement() > 0 || (poison != null && ids.contains(poison))) {
             throw new IllegalStateException("connection refused");
         }
         List<ImportedSession> imported = new ArrayList<>();

@@ -25,17 +25,19 @@ class LoadRunTest {
         return plan;
     }
 
-    private LoadRun run(int batchSize, int workers, int maxAttempts, AtomicBoolean stop) {
+    private LoadRun run(int batchSize, int workers, Duration retryFor, AtomicBoolean stop) {
         RevocationRecheck recheck = new RevocationRecheck(store, store, Duration.ZERO, System::nanoTime, stats);
-        return new LoadRun(store, batchSize, workers, maxAttempts, new Backoff(Duration.ofMillis(1), Duration.ofMillis(2)),
+        return new LoadRun(store, batchSize, workers, retryFor, new Backoff(Duration.ofMillis(1), Duration.ofMillis(5)),
                 recheck, row -> { }, stop::get);
     }
 
+    private static final Duration SECOND = Duration.ofSeconds(1);
+
     @Test
     void loadsEverySessionOnceInBatchesOfTheConfiguredSize() throws Exception {
-        boolean complete = run(10, 3, 1, new AtomicBoolean()).run(plan(95), Long.MAX_VALUE, stats);
+        LoadRun.Outcome outcome = run(10, 3, SECOND, new AtomicBoolean()).run(plan(95), Long.MAX_VALUE, stats);
 
-        assertThat(complete).isTrue();
+        assertThat(outcome).isEqualTo(LoadRun.Outcome.COMPLETE);
         assertThat(store.cache).hasSize(95);
         assertThat(stats.loaded()).isEqualTo(95);
         assertThat(store.batches).hasSize(10).allSatisfy(b -> assertThat(b.size()).isLessThanOrEqualTo(10));
@@ -44,7 +46,7 @@ class LoadRunTest {
 
     @Test
     void aSingleWorkerTakesBatchesMostRecentFirst() throws Exception {
-        run(4, 1, 1, new AtomicBoolean()).run(plan(10), Long.MAX_VALUE, stats);
+        run(4, 1, SECOND, new AtomicBoolean()).run(plan(10), Long.MAX_VALUE, stats);
         assertThat(store.batches.get(0)).containsExactly("s0", "s1", "s2", "s3");
         assertThat(store.batches.get(2)).containsExactly("s8", "s9");
     }
@@ -52,19 +54,50 @@ class LoadRunTest {
     @Test
     void retriesAFailingBatchThenSucceeds() throws Exception {
         store.failuresLeft.set(2);
-        run(100, 1, 3, new AtomicBoolean()).run(plan(5), Long.MAX_VALUE, stats);
+        run(100, 1, SECOND, new AtomicBoolean()).run(plan(5), Long.MAX_VALUE, stats);
         assertThat(store.batches).hasSize(3);
         assertThat(stats.loaded()).isEqualTo(5);
         assertThat(stats.failed()).isZero();
     }
 
     @Test
-    void givesUpOnABatchAfterTheLastAttemptAndGoesOn() throws Exception {
-        store.failuresLeft.set(2);
-        boolean complete = run(5, 1, 2, new AtomicBoolean()).run(plan(10), Long.MAX_VALUE, stats);
-        assertThat(complete).isTrue();
+    void reportsABatchThatKeepsFailingWhileOthersSucceedAndGoesOn() throws Exception {
+        List<Candidate> plan = plan(40);
+        store.poison = "s0";
+        LoadRun.Outcome outcome = run(5, 2, Duration.ofMillis(200), new AtomicBoolean()).run(plan, Long.MAX_VALUE, stats);
+        assertThat(outcome).isEqualTo(LoadRun.Outcome.COMPLETE);
         assertThat(stats.failed()).isEqualTo(5);
-        assertThat(stats.loaded()).isEqualTo(5);
+        assertThat(stats.loaded()).isEqualTo(35);
+    }
+
+    @Test
+    void givesUpTheRunWhenTheDatabaseStaysDownForTheRetryTime() throws Exception {
+        store.databaseDown = true;
+        LoadRun run = run(5, 2, Duration.ofMillis(100), new AtomicBoolean());
+        LoadRun.Outcome outcome = run.run(plan(1000), Long.MAX_VALUE, stats);
+        assertThat(outcome).isEqualTo(LoadRun.Outcome.DATABASE_UNAVAILABLE);
+        assertThat(run.databaseError()).contains("connection refused");
+        assertThat(stats.loaded()).isZero();
+        assertThat(store.batches.stream().distinct().count()).as("batches tried before giving up").isLessThan(10);
+    }
+
+    @Test
+    void waitsOutAShortOutage() throws Exception {
+        store.databaseDown = true;
+        Thread repair = new Thread(() -> {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException ignored) {
+                // test thread
+            }
+            store.databaseDown = false;
+        });
+        repair.start();
+        LoadRun.Outcome outcome = run(5, 2, SECOND, new AtomicBoolean()).run(plan(20), Long.MAX_VALUE, stats);
+        repair.join();
+        assertThat(outcome).isEqualTo(LoadRun.Outcome.COMPLETE);
+        assertThat(stats.loaded()).isEqualTo(20);
+        assertThat(stats.failed()).isZero();
     }
 
     @Test
@@ -82,17 +115,17 @@ class LoadRunTest {
         };
         stopsAfterTwo.database.addAll(store.database);
         RevocationRecheck recheck = new RevocationRecheck(stopsAfterTwo, store, Duration.ZERO, System::nanoTime, stats);
-        boolean complete = new LoadRun(stopsAfterTwo, 1, 1, 1, new Backoff(Duration.ofMillis(1), Duration.ofMillis(1)),
+        LoadRun.Outcome outcome = new LoadRun(stopsAfterTwo, 1, 1, SECOND, new Backoff(Duration.ofMillis(1), Duration.ofMillis(1)),
                 recheck, row -> { }, stop::get).run(plan, Long.MAX_VALUE, stats);
 
-        assertThat(complete).isFalse();
+        assertThat(outcome).isEqualTo(LoadRun.Outcome.STOPPED);
         assertThat(stopsAfterTwo.batches).hasSize(2);
     }
 
     @Test
     void stopsAtTheClientSessionLimit() throws Exception {
-        boolean complete = run(2, 1, 1, new AtomicBoolean()).run(plan(10), 4, stats);
-        assertThat(complete).isFalse();
+        LoadRun.Outcome outcome = run(2, 1, SECOND, new AtomicBoolean()).run(plan(10), 4, stats);
+        assertThat(outcome).isEqualTo(LoadRun.Outcome.CAPACITY);
         assertThat(stats.clientSessions()).isEqualTo(4);
         assertThat(store.cache).hasSize(4);
     }
@@ -101,7 +134,7 @@ class LoadRunTest {
     void addsIntoTheLifetimeCounters() throws Exception {
         LoadStats lifetime = new LoadStats(null);
         LoadStats pass = new LoadStats(lifetime);
-        run(10, 2, 1, new AtomicBoolean()).run(plan(7), Long.MAX_VALUE, pass);
+        run(10, 2, SECOND, new AtomicBoolean()).run(plan(7), Long.MAX_VALUE, pass);
         assertThat(lifetime.loaded()).isEqualTo(7);
     }
 }

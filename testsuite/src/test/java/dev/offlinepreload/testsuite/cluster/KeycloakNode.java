@@ -65,6 +65,19 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
         super.start();
     }
 
+    /** Changes a setting for the node's next start (e.g. a shorter join timeout). */
+    public void setEnv(String key, String value) {
+        withEnv(key, value);
+    }
+
+    /** Waits until the node's current container has logged a line containing {@code text}. */
+    public String awaitLogLine(String text, java.time.Duration timeout) {
+        return org.awaitility.Awaitility.await(name + " logs '" + text + "'").atMost(timeout)
+                .pollInterval(java.time.Duration.ofMillis(100))
+                .until(() -> log.linesSinceStart().stream().filter(l -> l.contains(text)).findFirst().orElse(null),
+                        java.util.Objects::nonNull);
+    }
+
     /** SIGKILL: no shutdown hooks, no graceful leave; the others find out through failure detection. */
     public void kill() {
         DockerClientFactory.lazyClient().killContainerCmd(getContainerId()).withSignal("KILL").exec();

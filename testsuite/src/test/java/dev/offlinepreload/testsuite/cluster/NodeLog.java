@@ -63,6 +63,28 @@ public final class NodeLog implements Consumer<OutputFrame> {
         return List.copyOf(lines);
     }
 
+    /** Lines of the current container only (since the node's last start). */
+    public synchronized List<String> linesSinceStart() {
+        for (int i = lines.size() - 1; i >= 0; i--) {
+            if (lines.get(i).startsWith("---- ")) {
+                return List.copyOf(lines.subList(i + 1, lines.size()));
+            }
+        }
+        return List.copyOf(lines);
+    }
+
+    /** The time stamp Keycloak's log format puts at the start of a line, or null. */
+    public static java.time.LocalDateTime timeOf(String line) {
+        if (line.length() < 23 || !Character.isDigit(line.charAt(0))) {
+            return null;
+        }
+        try {
+            return java.time.LocalDateTime.parse(line.substring(0, 23).replace(' ', 'T').replace(',', '.'));
+        } catch (java.time.format.DateTimeParseException e) {
+            return null;
+        }
+    }
+
     public synchronized void close() {
         if (writer != null) {
             try {
