@@ -1,0 +1,73 @@
+package dev.offlinepreload.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.StringWriter;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import liquibase.Contexts;
+import liquibase.LabelExpression;
+import liquibase.Liquibase;
+import liquibase.database.Database;
+import liquibase.database.DatabaseFactory;
+import liquibase.database.OfflineConnection;
+import liquibase.resource.ClassLoaderResourceAccessor;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The changelog's SQL as Liquibase generates it offline for every database Keycloak supports; PostgreSQL, MariaDB and
+ * H2 also run it for real in the cluster tests.
+ */
+class ChangelogSqlTest {
+
+    private static final Pattern CREATE_INDEX = Pattern.compile(
+            "CREATE (?:NONCLUSTERED )?INDEX (CONCURRENTLY )?(?:\\w+\\.)?(\\w+) ON (?:\\w+\\.)?(\\w+)\\s*\\(([^)]*)\\)");
+
+    static String updateSql(String database) throws Exception {
+        ClassLoaderResourceAccessor resources = new ClassLoaderResourceAccessor();
+        // Offline mode keeps its own change history in a CSV file: a fresh one per run, so no earlier run counts.
+        java.nio.file.Path history = java.nio.file.Files.createTempFile("offline-changelog-" + database, ".csv");
+        java.nio.file.Files.delete(history);
+        OfflineConnection connection = new OfflineConnection("offline:" + database + "?outputLiquibaseSql=none&changeLogFile="
+                + history.toAbsolutePath(), resources);
+        Database db = DatabaseFactory.getInstance().findCorrectDatabaseImplementation(connection);
+        db.setDatabaseChangeLogTableName("DATABASECHANGELOG_OFFPRELOAD");
+        StringWriter sql = new StringWriter();
+        try (Liquibase liquibase = new Liquibase(IndexChangelogProviderFactory.CHANGELOG, resources, db)) {
+            liquibase.update(new Contexts(), new LabelExpression(), sql);
+        }
+        return sql.toString();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "oracle", "mssql", "mysql", "mariadb", "h2"})
+    void createsEveryIndexWithIdentifiersOracleAccepts(String database) throws Exception {
+        String sql = updateSql(database);
+        Matcher m = CREATE_INDEX.matcher(sql);
+        int indexes = 0;
+        while (m.find()) {
+            indexes++;
+            assertThat(m.group(2)).as("index name on %s", database).startsWith("OFFPRELOAD_").hasSizeLessThanOrEqualTo(30);
+            assertThat(m.group(3)).isEqualTo("OFFLINE_USER_SESSION");
+        }
+        assertThat(indexes).as("CREATE INDEX statements for %s:%n%s", database, sql).isEqualTo(2);
+        assertThat("DATABASECHANGELOG_OFFPRELOAD").hasSizeLessThanOrEqualTo(30);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"oracle", "mssql", "mysql", "mariadb", "h2"})
+    void onlyPostgresqlBuildsConcurrently(String database) throws Exception {
+        assertThat(updateSql(database)).doesNotContain("CONCURRENTLY").doesNotContain("pg_index");
+    }
+
+    @org.junit.jupiter.api.Test
+    void postgresqlBuildsConcurrentlyAndDropsInvalidLeftoversFirst() throws Exception {
+        String sql = updateSql("postgresql");
+        assertThat(sql).contains("CREATE INDEX CONCURRENTLY OFFPRELOAD_USS_EXPIRY_REFRESH ON OFFLINE_USER_SESSION(REALM_ID, OFFLINE_FLAG, LAST_SESSION_REFRESH)")
+                .contains("CREATE INDEX CONCURRENTLY OFFPRELOAD_USS_EXPIRY_CREATED ON OFFLINE_USER_SESSION(REALM_ID, OFFLINE_FLAG, CREATED_ON)");
+        assertThat(sql.indexOf("DROP INDEX CONCURRENTLY IF EXISTS offpreload_uss_expiry_refresh"))
+                .isNotNegative().isLessThan(sql.indexOf("CREATE INDEX CONCURRENTLY OFFPRELOAD_USS_EXPIRY_REFRESH"));
+    }
+}
