@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Makes sure a Keycloak and a PostgreSQL image are available to the local Docker engine and
-# prints exactly two shell-sourceable lines on stdout:
+# Usage: images.sh            Keycloak + PostgreSQL
+#        images.sh mariadb    MariaDB only (opt-in)
+#
+# Makes sure the images are available to the local Docker engine and prints shell-sourceable
+# lines on stdout - without arguments exactly these two:
 #   KEYCLOAK_IMAGE=<name:tag>
 #   POSTGRES_IMAGE=<name:tag>
+# and with "mariadb" exactly this one:
+#   MARIADB_IMAGE=<name:tag>
 # Consumers (the Java test harness, the demo script) parse/eval stdout, so every other byte of
 # output goes to stderr.
 #
-# Per image: an explicit $KEYCLOAK_IMAGE / $POSTGRES_IMAGE wins; otherwise the official image
-# (local or pulled); otherwise - no registry reachable - an equivalent is built locally from a
-# debootstrapped Debian base, using only the host's apt mirror and Maven Central.
+# Per image: an explicit $KEYCLOAK_IMAGE / $POSTGRES_IMAGE / $MARIADB_IMAGE wins; otherwise the
+# official image (local or pulled); otherwise - no registry reachable - an equivalent is built
+# locally from a debootstrapped Debian base, using only the host's apt mirror and Maven Central.
 #
 # Environment:
-#   KEYCLOAK_IMAGE, POSTGRES_IMAGE  use exactly this image (pulled if missing, error if impossible)
+#   KEYCLOAK_IMAGE, POSTGRES_IMAGE, MARIADB_IMAGE
+#                                   use exactly this image (pulled if missing, error if impossible)
 #   KEYCLOAK_VERSION                default: <keycloak.version> from the parent pom
 #   LOCAL_IMAGES_ONLY=1             skip the official images, always use/build the local ones
 #   DEBIAN_MIRROR                   default: derived from the host's apt sources
@@ -28,11 +34,15 @@ REPO_ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 LABEL_KEY=offline-preload.inputs
 OFFICIAL_KEYCLOAK_REPO=quay.io/keycloak/keycloak
 OFFICIAL_POSTGRES_IMAGE=postgres:17
-# One base for both images keeps it to a single debootstrap run.
+OFFICIAL_MARIADB_IMAGE=mariadb:11.4
+# One base for all images keeps it to a single debootstrap run. MariaDB is deliberately not in
+# this list: changing it rebuilds the base and with it the Keycloak/PostgreSQL images; the
+# MariaDB image installs mariadb-server with apt in its own Dockerfile instead.
 BASE_PACKAGES=openjdk-17-jre-headless,postgresql,ca-certificates,procps,curl,tzdata
 
 log() { printf '[images.sh] %s\n' "$*" >&2; }
 die() { printf '[images.sh] ERROR: %s\n' "$*" >&2; exit 1; }
+usage() { printf 'usage: %s [mariadb]\n' "$0" >&2; exit 2; }
 
 # ---------------------------------------------------------------- temp dirs / cleanup
 TEMP_DIRS=()
@@ -71,6 +81,13 @@ pull() { # $1 = image
 }
 
 sha256_stdin() { sha256sum | cut -d' ' -f1; }
+
+smoke_test() { # $1 = image, $2 = text its output must contain, $3.. = command
+    local image=$1 expect=$2 out
+    shift 2
+    out="$(docker run --rm "$image" "$@" 2>&1)" || true
+    [[ $out == *"$expect"* ]] || die "smoke test failed: '$image $*' does not report $expect: $out"
+}
 
 # Images replaced by a rebuild would linger as dangling ~0.5-1 GB images; remember them
 # and remove them at the end (children first, so the old base goes last).
@@ -215,7 +232,7 @@ mvn_cmd() {
 }
 
 build_local_keycloak() { # result in RESULT
-    local version=$1 name="offline-preload/keycloak:${1}-local" hash ctx out
+    local version=$1 name="offline-preload/keycloak:${1}-local" hash ctx
     ensure_base
     hash="$(printf 'version=%s\nbase=%s\n' "$version" "$(image_id "$BASE_IMAGE")" \
         | cat - "$DOCKER_DIR/keycloak/Dockerfile" | sha256_stdin)"
@@ -240,35 +257,47 @@ build_local_keycloak() { # result in RESULT
         # The legacy builder keeps the unpack stage as a dangling image.
         docker image prune -f --filter label=offline-preload.stage=unpack >/dev/null || true
         rm -rf "$ctx"
-        out="$(docker run --rm "$name" --version 2>&1)" || true
-        [[ $out == *"Keycloak $version"* ]] \
-            || die "smoke test failed: '$name --version' does not report Keycloak $version: $out"
+        smoke_test "$name" "Keycloak $version" --version
     fi
     RESULT=$name
 }
 
-# ---------------------------------------------------------------- PostgreSQL image
-build_local_postgres() { # result in RESULT
-    # Debian bookworm ships PostgreSQL 15, hence the tag (the official default is postgres:17).
-    local name="offline-preload/postgres:15-local" hash ctx out
+# ---------------------------------------------------------------- images built on the base
+# Builds image $1 from docker/$2/ ($3.. = the context files, Dockerfile first) on top of the
+# base image, unless an image built from the same base and files exists. Result in RESULT;
+# BUILT=1 if it was (re)built, so the caller smoke-tests only fresh images.
+build_on_base() {
+    local name=$1 dir="$DOCKER_DIR/$2" hash ctx
+    shift 2
     ensure_base
-    hash="$(printf 'base=%s\n' "$(image_id "$BASE_IMAGE")" \
-        | cat - "$DOCKER_DIR/postgres/Dockerfile" "$DOCKER_DIR/postgres/docker-entrypoint.sh" \
-        | sha256_stdin)"
+    hash="$(printf 'base=%s\n' "$(image_id "$BASE_IMAGE")" | (cd "$dir" && cat - "$@") | sha256_stdin)"
+    BUILT=0
     if up_to_date "$name" "$hash"; then
         log "reusing $name"
     else
         remember_superseded "$name"
-        new_temp_dir offline-preload-postgres
+        new_temp_dir "offline-preload-${2}"
         ctx=$TEMP_DIR
-        cp "$DOCKER_DIR/postgres/Dockerfile" "$DOCKER_DIR/postgres/docker-entrypoint.sh" "$ctx/"
+        (cd "$dir" && cp "$@" "$ctx/")
         log "building $name ..."
         docker build --build-arg "BASE_IMAGE=$BASE_IMAGE" --label "$LABEL_KEY=$hash" -t "$name" "$ctx"
         rm -rf "$ctx"
-        out="$(docker run --rm "$name" postgres --version 2>&1)" || true
-        [[ $out == *PostgreSQL* ]] || die "smoke test failed: '$name postgres --version': $out"
+        BUILT=1
     fi
     RESULT=$name
+}
+
+build_local_postgres() { # result in RESULT
+    # Debian bookworm ships PostgreSQL 15, hence the tag (the official default is postgres:17).
+    build_on_base offline-preload/postgres:15-local postgres Dockerfile docker-entrypoint.sh
+    if [[ $BUILT == 1 ]]; then smoke_test "$RESULT" PostgreSQL postgres --version; fi
+}
+
+build_local_mariadb() { # result in RESULT
+    # Debian bookworm ships MariaDB 10.11 (LTS), hence the tag (the official one is mariadb:11.4).
+    build_on_base offline-preload/mariadb:10.11-local mariadb \
+        Dockerfile docker-entrypoint.sh 90-offline-preload.cnf
+    if [[ $BUILT == 1 ]]; then smoke_test "$RESULT" MariaDB mariadbd --version; fi
 }
 
 # ---------------------------------------------------------------- resolution
@@ -291,6 +320,12 @@ resolve() { # $1 = env var name, $2 = official image, $3 = local builder (+args)
     "$@"
 }
 
+case "$#:${1:-}" in
+    0:) WANT=default ;;
+    1:mariadb) WANT=mariadb ;;
+    *) usage ;;
+esac
+
 command -v docker >/dev/null || die "docker CLI not found"
 docker info >/dev/null 2>&1 || die "cannot talk to the Docker daemon (is dockerd running?)"
 
@@ -303,6 +338,13 @@ if { exec 9>>"$LOCK_FILE"; } 2>/dev/null; then
     fi
 else
     log "cannot open $LOCK_FILE; continuing without lock"
+fi
+
+if [[ $WANT == mariadb ]]; then
+    resolve MARIADB_IMAGE "$OFFICIAL_MARIADB_IMAGE" build_local_mariadb
+    remove_superseded
+    printf 'MARIADB_IMAGE=%s\n' "$RESULT" >&3
+    exit 0
 fi
 
 KC_VERSION="$(keycloak_version)"

@@ -9,12 +9,21 @@ import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 import dev.offlinepreload.testsuite.keycloak.OidcClient;
 import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
 import dev.offlinepreload.testsuite.keycloak.TestRealm;
+import dev.offlinepreload.testsuite.db.Sql;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.testcontainers.lifecycle.Startables;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.keycloak.admin.client.Keycloak;
 
-/** The ground everything else stands on: three real nodes form one cluster, all running this provider. */
+/**
+ * The ground everything else stands on: three real nodes form one cluster, all running this provider, and its
+ * Liquibase changelog has added its indexes. The restart of all nodes at once runs last.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterFormationIT {
 
     private static KeycloakCluster cluster;
@@ -65,13 +74,32 @@ class ClusterFormationIT {
     }
 
     @Test
-    void everyNodeLoadedTheChangelogProvider() {
-        // Keycloak parses every listed provider's changelog at each start; Liquibase runs it once it has changesets.
-        for (KeycloakNode node : cluster.nodes()) {
-            try (Keycloak admin = TestRealm.admin(node)) {
-                var entityProviders = admin.serverInfo().getInfo().getProviders().get("jpa-entity-provider");
-                assertThat(entityProviders.getProviders()).as(node.name()).containsKey("offpreload-indexes");
-            }
-        }
+    @Order(1)
+    void theIndexesExistAndTheirChangesetsRan() {
+        assertThat(Sql.column(cluster, "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'offpreload_%' ORDER BY 1"))
+                .containsExactly("offpreload_uss_expiry_created", "offpreload_uss_expiry_refresh");
+        assertThat(Sql.column(cluster, "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+                + " WHERE c.relname LIKE 'offpreload_%' AND NOT i.indisvalid")).containsExactly("0");
+        assertThat(Sql.rows(cluster, "SELECT id, exectype FROM databasechangelog_offpreload WHERE id NOT LIKE '%drop-invalid'"
+                + " ORDER BY orderexecuted")).containsExactly("offpreload-1-uss-expiry-refresh|EXECUTED",
+                "offpreload-2-uss-expiry-created|EXECUTED");
+    }
+
+    @Test
+    @Order(Integer.MAX_VALUE) // restarts the cluster: last
+    void allThreeNodesStartingAtOnceComeUpAndChangeNothing() {
+        String changesets = "SELECT id, exectype, dateexecuted, orderexecuted FROM databasechangelog_offpreload"
+                + " WHERE id NOT LIKE '%drop-invalid' ORDER BY orderexecuted";
+        var before = Sql.rows(cluster, changesets);
+        var indexesBefore = Sql.rows(cluster, "SELECT c.relname, c.oid FROM pg_class c WHERE c.relname LIKE 'offpreload_%' ORDER BY 1");
+
+        cluster.nodes().forEach(KeycloakNode::stop);
+        Startables.deepStart(cluster.nodes()).join();
+        cluster.awaitView(3);
+
+        assertThat(Sql.rows(cluster, changesets)).as("changesets after a restart").isEqualTo(before);
+        assertThat(Sql.rows(cluster, "SELECT c.relname, c.oid FROM pg_class c WHERE c.relname LIKE 'offpreload_%' ORDER BY 1"))
+                .as("the same index objects, not rebuilt").isEqualTo(indexesBefore);
+        everyNodeHandsOutThisProviderForUserSessions();
     }
 }

@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -24,6 +26,7 @@ public final class Images {
 
     private static String keycloak;
     private static String postgres;
+    private static String mariadb;
     private static final Map<String, String> keycloakWithProvider = new HashMap<>();
 
     private Images() {
@@ -34,6 +37,13 @@ public final class Images {
         return postgres;
     }
 
+    public static synchronized String mariadb() {
+        if (mariadb == null) {
+            mariadb = require(runImagesScript("mariadb"), "MARIADB_IMAGE");
+        }
+        return mariadb;
+    }
+
     public static synchronized String keycloak() {
         resolveBaseImages();
         return keycloak;
@@ -42,23 +52,30 @@ public final class Images {
     /**
      * The Keycloak image with this provider installed and built, tagged by the content of its inputs.
      *
+     * @param db           the database vendor Keycloak is built for (postgres, mariadb)
      * @param buildOptions extra {@code kc.sh build} options ("" for none)
      */
-    public static synchronized String keycloakWithProvider(String buildOptions) {
-        return keycloakWithProvider.computeIfAbsent(buildOptions, Images::buildKeycloakWithProvider);
+    public static synchronized String keycloakWithProvider(String db, String buildOptions) {
+        return keycloakWithProvider.computeIfAbsent(db + " " + buildOptions, key -> buildKeycloakWithProvider(db, buildOptions));
     }
 
-    private static String buildKeycloakWithProvider(String buildOptions) {
+    /** Built for PostgreSQL. */
+    public static String keycloakWithProvider(String buildOptions) {
+        return keycloakWithProvider("postgres", buildOptions);
+    }
+
+    private static String buildKeycloakWithProvider(String db, String buildOptions) {
         Path jar = TestPaths.providerJar();
         Path dockerfile = TestPaths.repoRoot().resolve("docker/keycloak-with-provider/Dockerfile");
         String base = keycloak();
         String tag = "offline-preload/keycloak-test:"
-                + sha256(jar, dockerfile, base + "@" + imageId(base) + " " + buildOptions).substring(0, 16);
+                + sha256(jar, dockerfile, base + "@" + imageId(base) + " " + db + " " + buildOptions).substring(0, 16);
         if (!exists(tag)) {
             new ImageFromDockerfile(tag, false)
                     .withFileFromPath("Dockerfile", dockerfile)
                     .withFileFromPath("provider/target/keycloak-offline-session-preloader.jar", jar)
                     .withBuildArg("KEYCLOAK_IMAGE", base)
+                    .withBuildArg("DB", db)
                     .withBuildArg("EXTRA_BUILD_OPTIONS", buildOptions)
                     .get();
         }
@@ -74,10 +91,12 @@ public final class Images {
         postgres = require(resolved, "POSTGRES_IMAGE");
     }
 
-    private static Map<String, String> runImagesScript() {
+    private static Map<String, String> runImagesScript(String... images) {
         Path script = TestPaths.repoRoot().resolve("docker/images.sh");
         try {
-            Process process = new ProcessBuilder("bash", script.toString())
+            List<String> command = new ArrayList<>(List.of("bash", script.toString()));
+            command.addAll(List.of(images));
+            Process process = new ProcessBuilder(command)
                     .redirectError(ProcessBuilder.Redirect.INHERIT)
                     .start();
             String out;

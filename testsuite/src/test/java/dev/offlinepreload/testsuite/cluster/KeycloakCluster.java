@@ -12,6 +12,8 @@ import java.util.stream.Collectors;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.Network;
 import org.testcontainers.lifecycle.Startables;
+import org.testcontainers.containers.JdbcDatabaseContainer;
+import org.testcontainers.mariadb.MariaDBContainer;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 import org.testcontainers.utility.DockerImageName;
 
@@ -26,31 +28,36 @@ public final class KeycloakCluster implements AutoCloseable {
     public static final String ADMIN_USER = "admin";
     public static final String ADMIN_PASSWORD = "admin";
     public static final String DB_NAME = "keycloak";
+    /** The database's name on the cluster network. */
+    public static final String DB_HOST = "database";
     public static final String DB_USER = "keycloak";
     public static final String DB_PASSWORD = "keycloak";
 
     private final String name;
     private final Network network = Network.newNetwork();
-    private final PostgreSQLContainer database;
+    private final JdbcDatabaseContainer<?> database;
     private final List<KeycloakNode> nodes = new ArrayList<>();
 
     private KeycloakCluster(Builder builder) {
         this.name = builder.name;
         deleteLogsOfEarlierRuns(TestPaths.logDir().resolve(name));
-        this.database = new PostgreSQLContainer(DockerImageName.parse(Images.postgres()).asCompatibleSubstituteFor("postgres"))
+        this.database = (builder.mariadb
+                ? new MariaDBContainer(DockerImageName.parse(Images.mariadb()).asCompatibleSubstituteFor("mariadb"))
+                : new PostgreSQLContainer(DockerImageName.parse(Images.postgres()).asCompatibleSubstituteFor("postgres")))
                 .withNetwork(network)
-                .withNetworkAliases("postgres")
+                .withNetworkAliases(DB_HOST)
                 .withDatabaseName(DB_NAME)
                 .withUsername(DB_USER)
                 .withPassword(DB_PASSWORD)
-                .withLogConsumer(new NodeLog(TestPaths.logDir().resolve(name).resolve("postgres.log")));
+                .withLogConsumer(new NodeLog(TestPaths.logDir().resolve(name).resolve("database.log")));
         if (builder.pgStatStatements) {
             database.withCommand("postgres", "-c", "fsync=off", "-c", "shared_preload_libraries=pg_stat_statements");
         }
-        String image = Images.keycloakWithProvider(builder.buildOptions);
+        String db = builder.mariadb ? "mariadb" : "postgres";
+        String image = Images.keycloakWithProvider(db, builder.buildOptions);
         for (int i = 1; i <= builder.nodes; i++) {
             String nodeName = "node" + i;
-            Map<String, String> env = new LinkedHashMap<>(baseEnv(builder.heap));
+            Map<String, String> env = new LinkedHashMap<>(baseEnv(builder.heap, db));
             env.putAll(builder.env);
             env.putAll(builder.nodeEnv.getOrDefault(i, Map.of()));
             KeycloakNode node = new KeycloakNode(image, nodeName, network, env,
@@ -79,9 +86,10 @@ public final class KeycloakCluster implements AutoCloseable {
         return new Builder(name);
     }
 
-    private static Map<String, String> baseEnv(String heap) {
+    private static Map<String, String> baseEnv(String heap, String db) {
         Map<String, String> env = new LinkedHashMap<>();
-        env.put("KC_DB_URL", "jdbc:postgresql://postgres:5432/" + DB_NAME);
+        env.put("KC_DB_URL", "mariadb".equals(db) ? "jdbc:mariadb://" + DB_HOST + ":3306/" + DB_NAME
+                : "jdbc:postgresql://" + DB_HOST + ":5432/" + DB_NAME);
         env.put("KC_DB_USERNAME", DB_USER);
         env.put("KC_DB_PASSWORD", DB_PASSWORD);
         env.put("KC_HOSTNAME", HOSTNAME);
@@ -101,6 +109,14 @@ public final class KeycloakCluster implements AutoCloseable {
         database.start();
         nodes.get(0).start();
         Startables.deepStart(nodes.subList(1, nodes.size())).join();
+        awaitView(nodes.size());
+        return this;
+    }
+
+    /** Starts the database, then every node at the same moment (they race for Keycloak's database lock). */
+    public KeycloakCluster startAllAtOnce() {
+        database.start();
+        Startables.deepStart(nodes).join();
         awaitView(nodes.size());
         return this;
     }
@@ -138,7 +154,7 @@ public final class KeycloakCluster implements AutoCloseable {
         return nodes.stream().filter(KeycloakNode::isRunning).collect(Collectors.toList());
     }
 
-    public PostgreSQLContainer database() {
+    public JdbcDatabaseContainer<?> database() {
         return database;
     }
 
@@ -174,6 +190,7 @@ public final class KeycloakCluster implements AutoCloseable {
         private String keycloakConf;
         private String buildOptions = "";
         private boolean pgStatStatements;
+        private boolean mariadb;
 
         private Builder(String name) {
             this.name = name;
@@ -211,6 +228,12 @@ public final class KeycloakCluster implements AutoCloseable {
         /** Extra {@code kc.sh build} options, e.g. {@code --features-disabled=persistent-user-sessions}. */
         public Builder buildOptions(String options) {
             this.buildOptions = options;
+            return this;
+        }
+
+        /** MariaDB instead of PostgreSQL (Keycloak built with --db=mariadb). */
+        public Builder mariadb() {
+            this.mariadb = true;
             return this;
         }
 
