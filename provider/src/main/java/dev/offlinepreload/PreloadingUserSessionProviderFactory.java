@@ -132,10 +132,6 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
         return ORDER;
     }
 
-    public PreloadConfig preloadConfig() {
-        return config;
-    }
-
     @Override
     public Map<String, String> getOperationalInfo() {
         Map<String, String> info = new HashMap<>(super.getOperationalInfo());

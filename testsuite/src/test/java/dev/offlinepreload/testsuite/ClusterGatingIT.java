@@ -130,10 +130,12 @@ class ClusterGatingIT {
         victim.stop();
         cluster.awaitView(2);
         awaitWarm(2);
+        victim.startupTimeout(Duration.ofSeconds(45)); // its start() fails soon after the kill instead of waiting 5 min
         CompletableFuture<Void> starting = CompletableFuture.runAsync(victim::start);
         victim.awaitLogLine("Offline session preload on node3: loading", Duration.ofMinutes(3));
         victim.kill();
         starting.exceptionally(killedBeforeReady -> null).join();
+        victim.startupTimeout(Duration.ofMinutes(5));
 
         List<KeycloakNode> survivors = List.of(cluster.node(1), cluster.node(2));
         await("survivors see a view of 2").atMost(Duration.ofMinutes(2))

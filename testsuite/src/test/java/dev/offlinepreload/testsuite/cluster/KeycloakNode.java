@@ -32,8 +32,15 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
         withEnv("KC_SPI_CACHE_EMBEDDED__DEFAULT__NODE_NAME", name);
         withCommand("start", "--optimized");
         withLogConsumer(log);
-        waitingFor(Wait.forHttp("/health/ready").forPort(MANAGEMENT_PORT).forStatusCode(200)
-                .withStartupTimeout(Duration.ofMinutes(5)));
+        startupTimeout(Duration.ofMinutes(5));
+    }
+
+    /**
+     * How long {@link #start()} waits for readiness. Testcontainers does not notice a container killed meanwhile, so
+     * a test that kills a node while it starts shortens this first.
+     */
+    public void startupTimeout(Duration timeout) {
+        waitingFor(Wait.forHttp("/health/ready").forPort(MANAGEMENT_PORT).forStatusCode(200).withStartupTimeout(timeout));
     }
 
     public String name() {
