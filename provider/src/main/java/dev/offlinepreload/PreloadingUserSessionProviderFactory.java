@@ -82,7 +82,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
 
     private void startPreloading() {
         if (!config.enabled()) {
-            log.infof("Offline session preloading is off (%s=false)", PreloadOption.PRELOAD_ENABLED.confName());
+            log.infof("Offline session preloading is off (%s=false)", PreloadOption.PRELOADING.confName());
             return;
         }
         try {

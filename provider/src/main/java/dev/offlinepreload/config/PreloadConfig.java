@@ -38,7 +38,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
     public static PreloadConfig parse(Function<String, String> lookup, int cpus) {
         OptionReader options = new OptionReader(lookup);
         return new PreloadConfig(
-                options.bool(PreloadOption.PRELOAD_ENABLED),
+                options.bool(PreloadOption.PRELOADING),
                 options.integer(PreloadOption.BATCH_SIZE, 1, 100_000),
                 options.integer(PreloadOption.WORKERS_PER_NODE, 1, 64, Math.max(1, Math.min(cpus, 64))),
                 options.nameList(PreloadOption.PARTICIPATING_NODES),
@@ -68,7 +68,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
     /** Effective values by option key, for the startup log line and the admin server info. */
     public Map<String, String> describe() {
         Map<String, String> values = new LinkedHashMap<>();
-        values.put(PreloadOption.PRELOAD_ENABLED.key(), Boolean.toString(enabled));
+        values.put(PreloadOption.PRELOADING.key(), Boolean.toString(enabled));
         values.put(PreloadOption.BATCH_SIZE.key(), Integer.toString(batchSize));
         values.put(PreloadOption.WORKERS_PER_NODE.key(), Integer.toString(workers));
         values.put(PreloadOption.PARTICIPATING_NODES.key(),

@@ -3,11 +3,12 @@ package dev.offlinepreload.config;
 /**
  * Every option of this provider. An operator sets {@code name} as
  * {@code spi-user-sessions--offline-preload--<name>} in keycloak.conf or
- * {@code KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__<NAME>} in the environment. All are read at runtime.
+ * {@code KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__<NAME>} in the environment. All are read at runtime; no name may end
+ * in -enabled, -provider or -provider-default, which Keycloak treats as build-time SPI options.
  */
 public enum PreloadOption {
 
-    PRELOAD_ENABLED("preload-enabled", "boolean", "true",
+    PRELOADING("preloading", "boolean", "true",
             "Load offline sessions from the database into the caches after startup. (Keycloak's own build-time "
                     + "option 'enabled' switches the whole provider on or off.)"),
     BATCH_SIZE("batch-size", "int", "1000",

@@ -20,27 +20,27 @@ class PreloadConfigTest {
 
     @Test
     void readsBooleansCaseInsensitively() {
-        assertThat(parse(Map.of("preload-enabled", "FALSE")).enabled()).isFalse();
-        assertThat(parse(Map.of("preload-enabled", " true ")).enabled()).isTrue();
+        assertThat(parse(Map.of("preloading", "FALSE")).enabled()).isFalse();
+        assertThat(parse(Map.of("preloading", " true ")).enabled()).isTrue();
     }
 
     @Test
     void blankValueMeansDefault() {
-        assertThat(parse(Map.of("preload-enabled", "  ")).enabled()).isTrue();
+        assertThat(parse(Map.of("preloading", "  ")).enabled()).isTrue();
     }
 
     @Test
     void rejectsATypoInsteadOfReadingItAsFalse() {
-        assertThatThrownBy(() -> parse(Map.of("preload-enabled", "ture")))
+        assertThatThrownBy(() -> parse(Map.of("preloading", "ture")))
                 .isInstanceOf(InvalidOptionException.class)
-                .hasMessageContaining("spi-user-sessions--offline-preload--preload-enabled")
+                .hasMessageContaining("spi-user-sessions--offline-preload--preloading")
                 .hasMessageContaining("'ture'")
                 .hasMessageContaining("true or false");
     }
 
     @Test
     void describesEffectiveValuesByOptionName() {
-        assertThat(parse(Map.of("preload-enabled", "false")).describe()).containsEntry("preload-enabled", "false");
+        assertThat(parse(Map.of("preloading", "false")).describe()).containsEntry("preloading", "false");
     }
 
     @Test
@@ -83,5 +83,14 @@ class PreloadConfigTest {
         assertThat(parse(Map.of("capacity-headroom-percent", "0")).fillLimit(10_000)).isEqualTo(10_000);
         assertThat(parse(Map.of("max-sessions-per-node", "500")).fillLimit(10_000)).isEqualTo(500);
         assertThat(parse(Map.of()).fillLimit(-1)).as("unbounded cache").isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void noOptionNameLooksLikeABuildTimeOptionToKeycloak() {
+        // Keycloak's PropertyMappers.isSpiBuildTimeProperty (non-strict): such options are fixed at build time.
+        for (PreloadOption option : PreloadOption.values()) {
+            assertThat(option.key()).doesNotEndWith("-enabled").doesNotEndWith("-provider").doesNotEndWith("-provider-default")
+                    .isNotEqualTo("enabled").isNotEqualTo("provider");
+        }
     }
 }

@@ -53,7 +53,7 @@ class ConfigurationIT {
         assertThat(info).containsEntry("batch-size", "250")          // keycloak.conf
                 .containsEntry("participating-nodes", "node1,node2")  // keycloak.conf, a list
                 .containsEntry("workers-per-node", "3")               // environment
-                .containsEntry("preload-enabled", "true");
+                .containsEntry("preloading", "true");
         await().atMost(Duration.ofMinutes(1)).until(() -> NodeMetrics.scrape(cluster.node(1)).preloadState("done"));
     }
 
@@ -63,7 +63,7 @@ class ConfigurationIT {
         assertThat(node2.log().lines()).anyMatch(l -> l.contains("ERROR")
                 && l.contains("Invalid value 'soon' for option spi-user-sessions--offline-preload--revocation-recheck-seconds")
                 && l.contains("preloading is disabled on this node"));
-        assertThat(operationalInfo(node2)).containsEntry("preload-enabled", "false");
+        assertThat(operationalInfo(node2)).containsEntry("preloading", "false");
 
         TokenResponse login = new OidcClient(node2).offlineLogin(TestRealm.username(1), "password");
         assertThat(login.status()).as("%s", login).isEqualTo(200);

@@ -43,7 +43,7 @@ class IndexIT {
     @BeforeAll
     static void aMillionOfflineSessions() {
         cluster = KeycloakCluster.builder(IndexIT.class.getSimpleName()).nodes(1)
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOAD_ENABLED", "false")
+                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING", "false")
                 .build().start();
         TestRealm.create(cluster.node(1), 1);
         TokenResponse login = new OidcClient(cluster.node(1)).offlineLogin(TestRealm.username(1), "password");
