@@ -49,6 +49,7 @@ public final class KeycloakCluster implements AutoCloseable {
                 .withDatabaseName(DB_NAME)
                 .withUsername(DB_USER)
                 .withPassword(DB_PASSWORD)
+                .withSharedMemorySize(256L * 1024 * 1024) // PostgreSQL's sorts and parallel work on large test tables
                 .withLogConsumer(new NodeLog(TestPaths.logDir().resolve(name).resolve("database.log")));
         if (builder.pgStatStatements) {
             database.withCommand("postgres", "-c", "fsync=off", "-c", "shared_preload_libraries=pg_stat_statements");
