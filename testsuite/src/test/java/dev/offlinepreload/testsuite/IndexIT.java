@@ -96,8 +96,8 @@ class IndexIT {
                 + "' AND offline_flag = '1' AND last_session_refresh < " + (now - 30 * 86_400 + 3000)
                 + " FETCH FIRST 512 ROWS ONLY";
         assertThat(plan(query)).contains("\"Index Name\": \"offpreload_uss_expiry_refresh\"");
-        assertThat(planWithout("offpreload_uss_expiry_refresh", query)).doesNotContain("offpreload_uss_expiry_refresh")
-                .contains("idx_user_session_expiration_last_refresh");
+        // Without it PostgreSQL walks Keycloak's index or the table, depending on the data: either way all of the realm.
+        assertThat(planWithout("offpreload_uss_expiry_refresh", query)).doesNotContain("offpreload_uss_expiry_refresh");
     }
 
     @Test
