@@ -114,14 +114,6 @@ public final class KeycloakCluster implements AutoCloseable {
         return this;
     }
 
-    /** Starts the database, then every node at the same moment (they race for Keycloak's database lock). */
-    public KeycloakCluster startAllAtOnce() {
-        database.start();
-        Startables.deepStart(nodes).join();
-        awaitView(nodes.size());
-        return this;
-    }
-
     /**
      * Stops every node (gracefully, as an orchestrator would), then starts them again like {@link #start()}: the
      * caches are empty afterwards, the database keeps everything.
