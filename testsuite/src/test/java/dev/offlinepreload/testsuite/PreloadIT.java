@@ -97,8 +97,12 @@ class PreloadIT {
         }
     }
 
+    private static long sumOverNodes(java.util.function.ToLongFunction<NodeMetrics> metric) {
+        return cluster.nodes().stream().mapToLong(n -> metric.applyAsLong(NodeMetrics.scrape(n))).sum();
+    }
+
     private static long cachedOnAllNodes() {
-        return cluster.nodes().stream().mapToLong(n -> NodeMetrics.scrape(n).entries(OFFLINE_SESSIONS)).sum();
+        return sumOverNodes(m -> m.entries(OFFLINE_SESSIONS));
     }
 
     private static void awaitLoaded(long expected) {
@@ -122,25 +126,15 @@ class PreloadIT {
     @Test
     void refreshesAfterTheRestartAreCacheHitsOnEveryNode() {
         awaitLoaded(CLONES + REAL - REVOKED);
-        long missesBefore = 0;
-        long hitsBefore = 0;
-        for (KeycloakNode node : cluster.nodes()) {
-            NodeMetrics m = NodeMetrics.scrape(node);
-            missesBefore += m.misses(OFFLINE_SESSIONS);
-            hitsBefore += m.hits(OFFLINE_SESSIONS);
-        }
+        long missesBefore = sumOverNodes(m -> m.misses(OFFLINE_SESSIONS));
+        long hitsBefore = sumOverNodes(m -> m.hits(OFFLINE_SESSIONS));
         for (int i = REVOKED; i < REAL; i++) {
             KeycloakNode node = cluster.node(1 + i % 3);
             TokenResponse refreshed = new OidcClient(node).refresh(tokens.get(i).refreshToken());
             assertThat(refreshed.status()).as("refresh of session %d on %s: %s", i, node.name(), refreshed).isEqualTo(200);
         }
-        long missesAfter = 0;
-        long hitsAfter = 0;
-        for (KeycloakNode node : cluster.nodes()) {
-            NodeMetrics m = NodeMetrics.scrape(node);
-            missesAfter += m.misses(OFFLINE_SESSIONS);
-            hitsAfter += m.hits(OFFLINE_SESSIONS);
-        }
+        long missesAfter = sumOverNodes(m -> m.misses(OFFLINE_SESSIONS));
+        long hitsAfter = sumOverNodes(m -> m.hits(OFFLINE_SESSIONS));
         assertThat(missesAfter - missesBefore).as("offlineSessions cache misses during the refreshes").isZero();
         assertThat(hitsAfter - hitsBefore).as("offlineSessions cache hits").isGreaterThanOrEqualTo(REAL - REVOKED);
     }

@@ -12,15 +12,13 @@ public final class DockerRequirement {
     }
 
     public static void check() {
-        if (DockerClientFactory.instance().isDockerAvailable()) {
-            return;
-        }
+        boolean available = DockerClientFactory.instance().isDockerAvailable();
         String message = "No Docker engine answers: the cluster tests start real Keycloak and PostgreSQL containers. "
                 + "Start Docker (or run `bash .ci/run`, which installs and starts one) and try again.";
-        if (isCi()) {
+        if (!available && isCi()) {
             fail(message + " CI=true, so this is a failure, not a skip.");
         }
-        Assumptions.assumeTrue(false, message);
+        Assumptions.assumeTrue(available, message);
     }
 
     private static boolean isCi() {
