@@ -138,33 +138,11 @@ final class BatchImport {
     }
 
     private void removeDeletedMeanwhile() {
-        if (imported.isEmpty()) {
-            return;
-        }
-        List<String> ids = imported.stream().map(ImportedSession::id).toList();
-        Set<String> users = SessionQueries.existingUserSessionIds(em, ids, true);
-        Set<String> clients = SessionQueries.existingClientSessionKeys(em, ids, true);
-        List<ImportedSession> kept = new ArrayList<>(imported.size());
-        for (ImportedSession s : imported) {
-            if (!users.contains(s.id())) {
-                caches.evict(List.of(s));
-                clientSessions -= s.clientIds().size();
-                gone++;
-                continue;
-            }
-            List<String> clientIds = new ArrayList<>(s.clientIds());
-            clientIds.removeIf(clientId -> {
-                boolean deleted = !clients.contains(SessionQueries.clientSessionKey(s.id(), clientId));
-                if (deleted) {
-                    caches.evictClientSession(s.id(), clientId);
-                }
-                return deleted;
-            });
-            clientSessions -= s.clientIds().size() - clientIds.size();
-            kept.add(new ImportedSession(s.id(), List.copyOf(clientIds)));
-        }
+        DeletedSessionSweep.Result sweep = DeletedSessionSweep.sweep(em, caches, imported, true);
+        gone += sweep.sessionsRemoved();
         imported.clear();
-        imported.addAll(kept);
+        imported.addAll(sweep.kept());
+        clientSessions = imported.stream().mapToLong(s -> s.clientIds().size()).sum();
     }
 
     static boolean isLocalUser(String userId) {

@@ -1,8 +1,6 @@
 package dev.offlinepreload.keycloak;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.function.Consumer;
 
 import dev.offlinepreload.cluster.TopologySnapshot;
@@ -115,27 +113,9 @@ public final class KeycloakSessionStore implements SessionStore, RevocationReche
 
     @Override
     public int removeDeleted(List<ImportedSession> imported) {
-        List<String> ids = imported.stream().map(ImportedSession::id).toList();
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
-            Set<String> users = SessionQueries.existingUserSessionIds(em(session), ids, false);
-            Set<String> clients = SessionQueries.existingClientSessionKeys(em(session), ids, false);
-            int removed = 0;
-            List<ImportedSession> goneUsers = new ArrayList<>();
-            for (ImportedSession s : imported) {
-                if (!users.contains(s.id())) {
-                    goneUsers.add(s);
-                    removed++;
-                    continue;
-                }
-                for (String clientId : s.clientIds()) {
-                    if (!clients.contains(SessionQueries.clientSessionKey(s.id(), clientId))) {
-                        caches.evictClientSession(s.id(), clientId);
-                        removed++;
-                    }
-                }
-            }
-            caches.evict(goneUsers);
-            return removed;
+            DeletedSessionSweep.Result sweep = DeletedSessionSweep.sweep(em(session), caches, imported, false);
+            return sweep.sessionsRemoved() + sweep.clientSessionsRemoved();
         });
     }
 
