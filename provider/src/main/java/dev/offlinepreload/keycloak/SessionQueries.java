@@ -15,22 +15,33 @@ import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
 /**
  * The loader's queries, in JPQL over Keycloak's own session entities so Hibernate writes each database's dialect.
  * Id lists are cut at 1000 (Oracle's IN-list limit) and every query is served by a primary key or an existing index.
+ * <p>
+ * An id list is bound as single parameters {@code (:id0, ..., :idN)} with N padded up to 1, 10, 100 or 1000 (by
+ * repeating the last id), never as one list parameter: Hibernate translates a query with a list parameter again for
+ * every execution, which cost about a third of the loader's CPU; with fixed single parameters each query has at
+ * most four shapes and Hibernate translates each once.
  */
 final class SessionQueries {
 
     static final String OFFLINE = "1";
     static final int MAX_IN_LIST = 1000;
+    private static final int[] PADDED_SIZES = {1, 10, 100, MAX_IN_LIST};
+    private static final String IDS = "(:ids)";
 
     private static final String CANDIDATES = "select s.userSessionId, s.lastSessionRefresh from PersistentUserSessionEntity s"
             + " where s.realmId = :realmId and s.offline = :offline and s.lastSessionRefresh >= :oldest";
     private static final String USER_SESSIONS = "select new org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity("
             + "s.userSessionId, s.realmId, s.userId, s.createdOn, s.lastSessionRefresh, s.brokerSessionId, s.offline, s.data, s.rememberMe)"
-            + " from PersistentUserSessionEntity s where s.offline = :offline and s.userSessionId in :ids";
+            + " from PersistentUserSessionEntity s where s.offline = :offline and s.userSessionId in " + IDS;
+    /** The same as Keycloak's named query findClientSessionsOrderedByIdExactReadOnly. */
+    private static final String CLIENT_SESSIONS = "select new org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity("
+            + "c.userSessionId, c.clientId, c.clientStorageProvider, c.externalClientId, c.offline, c.data, c.realmId, c.timestamp)"
+            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId in " + IDS;
     private static final String USER_SESSION_IDS = "select s.userSessionId from PersistentUserSessionEntity s"
-            + " where s.offline = :offline and s.userSessionId in :ids";
+            + " where s.offline = :offline and s.userSessionId in " + IDS;
     private static final String CLIENT_SESSION_KEYS = "select c.userSessionId, c.clientId, c.clientStorageProvider, c.externalClientId"
-            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId in :ids";
-    private static final String LOCAL_USER_IDS = "select u.id from UserEntity u where u.id in :ids";
+            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId in " + IDS;
+    private static final String LOCAL_USER_IDS = "select u.id from UserEntity u where u.id in " + IDS;
 
     private SessionQueries() {
     }
@@ -45,17 +56,14 @@ final class SessionQueries {
     }
 
     static List<ImmutablePersistentUserSessionEntity> userSessions(EntityManager em, Collection<String> ids) {
-        return chunked(ids, chunk -> em.createQuery(USER_SESSIONS, ImmutablePersistentUserSessionEntity.class)
-                .setParameter("offline", OFFLINE).setParameter("ids", chunk)
-                .setHint("org.hibernate.readOnly", true).getResultList());
+        return chunked(ids, chunk -> bind(em.createQuery(in(USER_SESSIONS, chunk), ImmutablePersistentUserSessionEntity.class), chunk)
+                .setParameter("offline", OFFLINE).setHint("org.hibernate.readOnly", true).getResultList());
     }
 
     /** Keycloak's own read-only query for the client sessions of given user sessions. */
     static List<ImmutablePersistentClientSessionEntity> clientSessions(EntityManager em, Collection<String> ids) {
-        return chunked(ids, chunk -> em.createNamedQuery("findClientSessionsOrderedByIdExactReadOnly",
-                        ImmutablePersistentClientSessionEntity.class)
-                .setParameter("offline", OFFLINE).setParameter("userSessionIds", chunk)
-                .setHint("org.hibernate.readOnly", true).getResultList());
+        return chunked(ids, chunk -> bind(em.createQuery(in(CLIENT_SESSIONS, chunk), ImmutablePersistentClientSessionEntity.class), chunk)
+                .setParameter("offline", OFFLINE).setHint("org.hibernate.readOnly", true).getResultList());
     }
 
     /**
@@ -65,7 +73,7 @@ final class SessionQueries {
      */
     static Set<String> existingUserSessionIds(EntityManager em, Collection<String> ids, boolean waitForDeletes) {
         return new HashSet<>(chunked(ids, chunk -> {
-            var query = em.createQuery(USER_SESSION_IDS, String.class).setParameter("offline", OFFLINE).setParameter("ids", chunk);
+            var query = bind(em.createQuery(in(USER_SESSION_IDS, chunk), String.class), chunk).setParameter("offline", OFFLINE);
             if (waitForDeletes) {
                 query.setLockMode(LockModeType.PESSIMISTIC_READ);
             }
@@ -76,7 +84,7 @@ final class SessionQueries {
     /** Existing client sessions of these user sessions as "userSessionId/clientId" (clientId as Keycloak resolves it). */
     static Set<String> existingClientSessionKeys(EntityManager em, Collection<String> ids, boolean waitForDeletes) {
         return new HashSet<>(chunked(ids, chunk -> {
-            var query = em.createQuery(CLIENT_SESSION_KEYS, Object[].class).setParameter("offline", OFFLINE).setParameter("ids", chunk);
+            var query = bind(em.createQuery(in(CLIENT_SESSION_KEYS, chunk), Object[].class), chunk).setParameter("offline", OFFLINE);
             if (waitForDeletes) {
                 query.setLockMode(LockModeType.PESSIMISTIC_READ);
             }
@@ -87,12 +95,39 @@ final class SessionQueries {
     }
 
     static Set<String> existingLocalUsers(EntityManager em, Collection<String> userIds) {
-        return new HashSet<>(chunked(userIds, chunk -> em.createQuery(LOCAL_USER_IDS, String.class)
-                .setParameter("ids", chunk).getResultList()));
+        return new HashSet<>(chunked(userIds, chunk -> bind(em.createQuery(in(LOCAL_USER_IDS, chunk), String.class), chunk)
+                .getResultList()));
     }
 
     static String clientSessionKey(String userSessionId, String clientId) {
         return userSessionId + "/" + clientId;
+    }
+
+    /** The query with its id list written out as {@link #paddedSize} single parameters. */
+    static String in(String query, List<String> chunk) {
+        int size = paddedSize(chunk.size());
+        StringBuilder params = new StringBuilder(size * 8).append('(');
+        for (int i = 0; i < size; i++) {
+            params.append(i == 0 ? ":id0" : ", :id" + i);
+        }
+        return query.replace(IDS, params.append(')').toString());
+    }
+
+    static int paddedSize(int ids) {
+        for (int size : PADDED_SIZES) {
+            if (ids <= size) {
+                return size;
+            }
+        }
+        throw new IllegalArgumentException(ids + " ids in one IN list; at most " + MAX_IN_LIST);
+    }
+
+    private static <Q extends jakarta.persistence.Query> Q bind(Q query, List<String> chunk) {
+        int size = paddedSize(chunk.size());
+        for (int i = 0; i < size; i++) {
+            query.setParameter("id" + i, chunk.get(Math.min(i, chunk.size() - 1)));
+        }
+        return query;
     }
 
     private static <T> List<T> chunked(Collection<String> ids, Function<List<String>, List<T>> query) {
