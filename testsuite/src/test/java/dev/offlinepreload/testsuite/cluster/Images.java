@@ -39,7 +39,7 @@ public final class Images {
 
     public static synchronized String mariadb() {
         if (mariadb == null) {
-            mariadb = require(runImagesScript("mariadb"), "MARIADB_IMAGE");
+            mariadb = require(runImagesScript(Map.of(), "mariadb"), "MARIADB_IMAGE");
         }
         return mariadb;
     }
@@ -47,6 +47,29 @@ public final class Images {
     public static synchronized String keycloak() {
         resolveBaseImages();
         return keycloak;
+    }
+
+    /** Keycloak of another version (e.g. 24.0.5 for a comparison): official if pullable, else built locally. */
+    public static synchronized String keycloak(String version) {
+        return require(runImagesScript(Map.of("KEYCLOAK_VERSION", version)), "KEYCLOAK_IMAGE");
+    }
+
+    /**
+     * {@code base} after {@code kc.sh build --db=postgres --cache=ispn --health-enabled=true --metrics-enabled=true
+     * <buildOptions>}, without this provider: stock Keycloak, ready for {@code start --optimized}.
+     */
+    public static synchronized String keycloakWithoutProvider(String base, String buildOptions) {
+        String tag = "offline-preload/keycloak-stock:"
+                + sha256(null, null, base + "@" + imageId(base) + " " + buildOptions).substring(0, 16);
+        if (!exists(tag)) {
+            new ImageFromDockerfile(tag, false)
+                    .withDockerfileFromBuilder(d -> d.from(base)
+                            .run("/opt/keycloak/bin/kc.sh build --db=postgres --cache=ispn --health-enabled=true"
+                                    + " --metrics-enabled=true " + buildOptions)
+                            .build())
+                    .get();
+        }
+        return tag;
     }
 
     /**
@@ -86,19 +109,19 @@ public final class Images {
         if (keycloak != null) {
             return;
         }
-        Map<String, String> resolved = runImagesScript();
+        Map<String, String> resolved = runImagesScript(Map.of());
         keycloak = require(resolved, "KEYCLOAK_IMAGE");
         postgres = require(resolved, "POSTGRES_IMAGE");
     }
 
-    private static Map<String, String> runImagesScript(String... images) {
+    private static Map<String, String> runImagesScript(Map<String, String> env, String... images) {
         Path script = TestPaths.repoRoot().resolve("docker/images.sh");
         try {
             List<String> command = new ArrayList<>(List.of("bash", script.toString()));
             command.addAll(List.of(images));
-            Process process = new ProcessBuilder(command)
-                    .redirectError(ProcessBuilder.Redirect.INHERIT)
-                    .start();
+            ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+            builder.environment().putAll(env);
+            Process process = builder.start();
             String out;
             try (InputStream stdout = process.getInputStream()) {
                 out = new String(stdout.readAllBytes(), StandardCharsets.UTF_8);
@@ -144,8 +167,10 @@ public final class Images {
     private static String sha256(Path jar, Path dockerfile, String base) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            digest.update(Files.readAllBytes(jar));
-            digest.update(Files.readAllBytes(dockerfile));
+            if (jar != null) {
+                digest.update(Files.readAllBytes(jar));
+                digest.update(Files.readAllBytes(dockerfile));
+            }
             digest.update(base.getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest.digest());
         } catch (IOException | NoSuchAlgorithmException e) {

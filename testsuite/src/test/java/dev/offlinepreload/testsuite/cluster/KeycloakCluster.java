@@ -55,14 +55,17 @@ public final class KeycloakCluster implements AutoCloseable {
             database.withCommand("postgres", "-c", "fsync=off", "-c", "shared_preload_libraries=pg_stat_statements");
         }
         String db = builder.mariadb ? "mariadb" : "postgres";
-        String image = Images.keycloakWithProvider(db, builder.buildOptions);
+        String image = builder.keycloakImage != null ? builder.keycloakImage
+                : Images.keycloakWithProvider(db, builder.buildOptions);
         for (int i = 1; i <= builder.nodes; i++) {
             String nodeName = "node" + i;
             Map<String, String> env = new LinkedHashMap<>(baseEnv(builder.heap, db));
             env.putAll(builder.env);
             env.putAll(builder.nodeEnv.getOrDefault(i, Map.of()));
+            env.values().removeIf(java.util.Objects::isNull);
             KeycloakNode node = new KeycloakNode(image, nodeName, network, env,
                     new NodeLog(TestPaths.logDir().resolve(name).resolve(nodeName + ".log")));
+            node.readinessPort(builder.readinessPort);
             if (builder.keycloakConf != null) {
                 node.withCopyToContainer(org.testcontainers.images.builder.Transferable.of(builder.keycloakConf),
                         "/opt/keycloak/conf/keycloak.conf");
@@ -120,7 +123,7 @@ public final class KeycloakCluster implements AutoCloseable {
      */
     public void restartAll() {
         for (KeycloakNode node : nodes) {
-            node.stop();
+            node.stopGracefully();
         }
         nodes.get(0).start();
         Startables.deepStart(nodes.subList(1, nodes.size())).join();
@@ -184,6 +187,8 @@ public final class KeycloakCluster implements AutoCloseable {
         private String buildOptions = "";
         private boolean pgStatStatements;
         private boolean mariadb;
+        private String keycloakImage;
+        private int readinessPort = KeycloakNode.MANAGEMENT_PORT;
 
         private Builder(String name) {
             this.name = name;
@@ -200,7 +205,10 @@ public final class KeycloakCluster implements AutoCloseable {
             return this;
         }
 
-        /** A Keycloak setting for every node, as an env var: {@code KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__...}. */
+        /**
+         * A Keycloak setting for every node, as an env var: {@code KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__...};
+         * {@code null} removes one of the defaults.
+         */
         public Builder env(String key, String value) {
             env.put(key, value);
             return this;
@@ -221,6 +229,21 @@ public final class KeycloakCluster implements AutoCloseable {
         /** Extra {@code kc.sh build} options, e.g. {@code --features-disabled=persistent-user-sessions}. */
         public Builder buildOptions(String options) {
             this.buildOptions = options;
+            return this;
+        }
+
+        /**
+         * Runs this image as it is instead of this provider's image (e.g. stock Keycloak, or an older version for a
+         * comparison); it must have been built for the cluster's database.
+         */
+        public Builder keycloakImage(String image) {
+            this.keycloakImage = image;
+            return this;
+        }
+
+        /** Where /health/ready answers: the management port (9000) since Keycloak 25, the HTTP port (8080) before. */
+        public Builder readinessPort(int port) {
+            this.readinessPort = port;
             return this;
         }
 

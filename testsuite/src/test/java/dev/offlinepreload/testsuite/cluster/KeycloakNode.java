@@ -20,6 +20,7 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
     private final String name;
     private final NodeLog log;
     private int incarnation;
+    private int readinessPort = MANAGEMENT_PORT;
 
     KeycloakNode(String image, String name, Network network, Map<String, String> env, NodeLog log) {
         super(image);
@@ -40,7 +41,13 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
      * a test that kills a node while it starts shortens this first.
      */
     public void startupTimeout(Duration timeout) {
-        waitingFor(Wait.forHttp("/health/ready").forPort(MANAGEMENT_PORT).forStatusCode(200).withStartupTimeout(timeout));
+        waitingFor(Wait.forHttp("/health/ready").forPort(readinessPort).forStatusCode(200).withStartupTimeout(timeout));
+    }
+
+    /** The port /health/ready answers on (see {@link KeycloakCluster.Builder#readinessPort}). */
+    void readinessPort(int port) {
+        this.readinessPort = port;
+        startupTimeout(Duration.ofMinutes(5));
     }
 
     public String name() {
@@ -100,7 +107,18 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
 
     /** A fresh container from the same image and settings: a node restart as an orchestrator would do it. */
     public void restart() {
-        stop();
+        stopGracefully();
         start();
+    }
+
+    /**
+     * SIGTERM and up to 30 s for Keycloak's own shutdown (it leaves the cluster and removes its discovery row), then
+     * the container is removed. Testcontainers' plain {@link #stop()} sends SIGKILL.
+     */
+    public void stopGracefully() {
+        if (isRunning()) {
+            DockerClientFactory.lazyClient().stopContainerCmd(getContainerId()).withTimeout(30).exec();
+        }
+        stop();
     }
 }

@@ -24,16 +24,26 @@ public final class OidcClient {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     private final KeycloakNode node;
+    private final String realm;
+    private final String clientId;
 
+    /** The test realm's public client. */
     public OidcClient(KeycloakNode node) {
+        this(node, TestRealm.REALM, TestRealm.CLIENT_ID);
+    }
+
+    /** Any public client with direct access grants, e.g. one of {@link TestRealm#create(KeycloakNode, String, java.util.List, int)}'s. */
+    public OidcClient(KeycloakNode node, String realm, String clientId) {
         this.node = node;
+        this.realm = realm;
+        this.clientId = clientId;
     }
 
     /** Password grant with scope offline_access: the response's refresh token is an offline token. */
     public TokenResponse offlineLogin(String username, String password) {
         Map<String, String> form = new LinkedHashMap<>();
         form.put("grant_type", "password");
-        form.put("client_id", TestRealm.CLIENT_ID);
+        form.put("client_id", clientId);
         form.put("username", username);
         form.put("password", password);
         form.put("scope", "openid offline_access");
@@ -43,7 +53,7 @@ public final class OidcClient {
     public TokenResponse refresh(String refreshToken) {
         Map<String, String> form = new LinkedHashMap<>();
         form.put("grant_type", "refresh_token");
-        form.put("client_id", TestRealm.CLIENT_ID);
+        form.put("client_id", clientId);
         form.put("refresh_token", refreshToken);
         return post(form);
     }
@@ -51,7 +61,7 @@ public final class OidcClient {
     /** RFC 7009 revocation of a refresh token: for an offline token, Keycloak ends that offline client session. */
     public int revoke(String refreshToken) {
         Map<String, String> form = new LinkedHashMap<>();
-        form.put("client_id", TestRealm.CLIENT_ID);
+        form.put("client_id", clientId);
         form.put("token", refreshToken);
         form.put("token_type_hint", "refresh_token");
         return send("/revoke", form).status();
@@ -66,7 +76,7 @@ public final class OidcClient {
                 .map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
                 .collect(Collectors.joining("&"));
         HttpRequest request = HttpRequest.newBuilder(
-                        URI.create(node.url() + "/realms/" + TestRealm.REALM + "/protocol/openid-connect" + endpoint))
+                        URI.create(node.url() + "/realms/" + realm + "/protocol/openid-connect" + endpoint))
                 .timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/x-www-form-urlencoded")
                 .POST(HttpRequest.BodyPublishers.ofString(body))

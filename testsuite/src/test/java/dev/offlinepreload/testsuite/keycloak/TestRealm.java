@@ -39,8 +39,33 @@ public final class TestRealm {
         client.setStandardFlowEnabled(false);
         realm.setClients(List.of(client));
 
-        realm.setUsers(java.util.stream.IntStream.rangeClosed(1, users).mapToObj(TestRealm::user).toList());
+        realm.setUsers(java.util.stream.IntStream.rangeClosed(1, users).mapToObj(i -> user(i, REALM)).toList());
 
+        try (Keycloak admin = admin(node)) {
+            admin.realms().create(realm);
+        }
+    }
+
+    /**
+     * A realm with one public password-grant client per id in {@code clientIds} and {@code users} users (user1..userN,
+     * password "password"). Passwords are hashed with a single iteration so that thousands of logins take seconds:
+     * only for benchmarks and seeding, never a production setting.
+     */
+    public static void create(KeycloakNode node, String realmName, List<String> clientIds, int users) {
+        RealmRepresentation realm = new RealmRepresentation();
+        realm.setRealm(realmName);
+        realm.setEnabled(true);
+        realm.setSslRequired("none");
+        realm.setPasswordPolicy("hashIterations(1)");
+        realm.setClients(clientIds.stream().map(id -> {
+            ClientRepresentation client = new ClientRepresentation();
+            client.setClientId(id);
+            client.setPublicClient(true);
+            client.setDirectAccessGrantsEnabled(true);
+            client.setStandardFlowEnabled(false);
+            return client;
+        }).toList());
+        realm.setUsers(java.util.stream.IntStream.rangeClosed(1, users).mapToObj(i -> user(i, realmName)).toList());
         try (Keycloak admin = admin(node)) {
             admin.realms().create(realm);
         }
@@ -50,7 +75,7 @@ public final class TestRealm {
         return "user" + i;
     }
 
-    private static UserRepresentation user(int i) {
+    private static UserRepresentation user(int i, String realmName) {
         UserRepresentation user = new UserRepresentation();
         user.setUsername(username(i));
         user.setEnabled(true);
@@ -66,7 +91,7 @@ public final class TestRealm {
         user.setCredentials(List.of(password));
         user.setAttributes(Map.of());
         // Users imported with a realm get no default roles; offline_access comes with them.
-        user.setRealmRoles(List.of("default-roles-" + REALM));
+        user.setRealmRoles(List.of("default-roles-" + realmName));
         return user;
     }
 }
