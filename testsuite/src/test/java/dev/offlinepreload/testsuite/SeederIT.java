@@ -1,0 +1,113 @@
+package dev.offlinepreload.testsuite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Realm;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Seeded;
+import dev.offlinepreload.testsuite.db.SeedShape;
+import dev.offlinepreload.testsuite.db.Sql;
+import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The benchmark's data seeder writes exactly the shape it is asked for, and Keycloak reads what it wrote: every valid
+ * clone loads, the corrupt ones are skipped, the expired ones are never planned.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class SeederIT {
+
+    private static final int SESSIONS = 5000;
+    private static final SeedShape SHAPE = new SeedShape(SESSIONS, 2, 3, 0.10, 0.02, 3 * 24 * 3600);
+
+    private static KeycloakCluster cluster;
+    private static Realm first;
+    private static Realm second;
+    private static Seeded seeded;
+
+    @BeforeAll
+    static void seedTwoRealms() {
+        cluster = KeycloakCluster.builder(SeederIT.class.getSimpleName()).nodes(1)
+                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "20000")
+                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", "40000")
+                .build().start();
+        try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
+            first = seeder.createRealm(cluster.node(1), "seed-a", 2, 20);
+            second = seeder.createRealm(cluster.node(1), "seed-b", 3, 30);
+            seeded = seeder.seed(first, SHAPE);
+            Seeded again = seeder.seed(second, SHAPE);
+            assertThat(again).isEqualTo(seeded);
+        }
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    @Order(1)
+    void writesTheAskedShape() {
+        // exact shares per 10,000 sessions; 5,000 is half a cycle, so within a few rows
+        assertThat(seeded.expired()).isBetween(495, 505);
+        assertThat(seeded.corrupt()).isBetween(95, 105);
+        assertThat(seeded.clientSessions()).isEqualTo(2 * SESSIONS);
+        for (Realm realm : List.of(first, second)) {
+            String inRealm = " FROM offline_user_session WHERE offline_flag = '1' AND realm_id = '" + realm.id() + "'"
+                    + " AND user_session_id NOT IN (" + quoted(realm.templateSessionIds()) + ")";
+            int now = (int) (System.currentTimeMillis() / 1000);
+            assertThat(count("SELECT count(*)" + inRealm)).isEqualTo(SESSIONS);
+            assertThat(count("SELECT count(*)" + inRealm + " AND last_session_refresh < "
+                    + (now - SeedShape.OFFLINE_IDLE_TIMEOUT_SECONDS))).isEqualTo(seeded.expired());
+            assertThat(count("SELECT count(*)" + inRealm + " AND data = '{\"corrupt'")).isEqualTo(seeded.corrupt());
+            // valid sessions' last refresh spread over the 3 days before now
+            assertThat(count("SELECT min(last_session_refresh)" + inRealm + " AND data <> '{\"corrupt'"
+                    + " AND last_session_refresh >= " + (now - SeedShape.OFFLINE_IDLE_TIMEOUT_SECONDS)))
+                    .isBetween(now - 3L * 24 * 3600, now - 3L * 24 * 3600 + 3600);
+            // sessions per user: 3 consecutive ones share a user, users round-robin
+            assertThat(count("SELECT count(DISTINCT user_id)" + inRealm))
+                    .isEqualTo(count("SELECT count(*) FROM user_entity WHERE realm_id = '" + realm.id() + "'"));
+            assertThat(count("SELECT count(*) FROM offline_client_session c JOIN offline_user_session u"
+                    + " ON u.user_session_id = c.user_session_id AND u.offline_flag = '1'"
+                    + " WHERE u.realm_id = '" + realm.id() + "' AND c.offline_flag = '1'"
+                    + " AND u.user_session_id NOT IN (" + quoted(realm.templateSessionIds()) + ")"))
+                    .isEqualTo(2L * SESSIONS);
+        }
+    }
+
+    @Test
+    @Order(2) // restarts the node
+    void keycloakLoadsEveryValidCloneAndSkipsTheCorruptOnes() {
+        cluster.restartAll();
+        await("first pass done").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500))
+                .until(() -> NodeMetrics.scrape(cluster.node(1)).preloadState("done"));
+        NodeMetrics metrics = NodeMetrics.scrape(cluster.node(1));
+        int templates = first.templateSessionIds().size() + second.templateSessionIds().size();
+        assertThat(metrics.preloaded("loaded")).isEqualTo(2L * seeded.valid() + templates);
+        assertThat(metrics.preloaded("skipped")).isEqualTo(2L * seeded.corrupt());
+        assertThat(metrics.preloaded("failed")).isZero();
+        assertThat((long) metrics.value("keycloak_offline_preload_client_sessions_total"))
+                .isEqualTo(2L * 2 * seeded.valid() + templates);
+        assertThat(metrics.entries("offlineSessions")).isEqualTo(2L * seeded.valid() + templates);
+    }
+
+    private static long count(String sql) {
+        return Long.parseLong(Sql.column(cluster, sql).get(0));
+    }
+
+    private static String quoted(List<String> ids) {
+        return String.join(", ", ids.stream().map(id -> "'" + id + "'").toList());
+    }
+}

@@ -1,0 +1,208 @@
+package dev.offlinepreload.testsuite.db;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.keycloak.OidcClient;
+import dev.offlinepreload.testsuite.keycloak.TestRealm;
+
+/**
+ * Offline sessions in bulk, straight into PostgreSQL: each realm's rows are copies of sessions Keycloak itself created
+ * through the token endpoint (so DATA is exactly what that Keycloak version writes), with fresh ids, users spread
+ * round-robin, and timestamps spread over time. Columns are copied by name from the template rows, so the same code
+ * seeds the Keycloak 24 and the Keycloak 26 schema. One INSERT statement per call writes both tables.
+ */
+public final class OfflineSessionSeeder implements AutoCloseable {
+
+    /** A realm whose template sessions exist: one real offline session per client. */
+    public record Realm(String name, String id, List<String> templateSessionIds) {
+    }
+
+    /** What one {@link #seed} call wrote. */
+    public record Seeded(int sessions, int clientSessions, int expired, int corrupt) {
+        public int valid() {
+            return sessions - expired - corrupt;
+        }
+    }
+
+    private final Connection db;
+    private int calls;
+
+    public OfflineSessionSeeder(KeycloakCluster cluster) {
+        try {
+            db = DriverManager.getConnection(cluster.jdbcUrl(), KeycloakCluster.DB_USER, KeycloakCluster.DB_PASSWORD);
+            try (Statement s = db.createStatement()) {
+                s.execute("SET synchronous_commit = off"); // bulk seeding: a crash would only lose test data
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot connect to the cluster's database", e);
+        }
+    }
+
+    /**
+     * Creates realm {@code name} with {@code clients} public clients (app-1..app-N) and {@code users} users, and logs
+     * user1 in once per client with scope offline_access: the templates the clones are copied from.
+     */
+    public Realm createRealm(KeycloakNode node, String name, int clients, int users) {
+        List<String> clientIds = IntStream.rangeClosed(1, clients).mapToObj(i -> "app-" + i).toList();
+        TestRealm.create(node, name, clientIds, users);
+        List<String> templates = new ArrayList<>();
+        for (String clientId : clientIds) {
+            OidcClient.TokenResponse login = new OidcClient(node, name, clientId).offlineLogin(TestRealm.username(1), "password");
+            if (login.status() != 200) {
+                throw new IllegalStateException("Template login to " + name + "/" + clientId + " failed: " + login);
+            }
+            templates.add(login.sessionId());
+        }
+        return new Realm(name, queryString("SELECT id FROM realm WHERE name = '" + name + "'"), templates);
+    }
+
+    /** Writes {@code shape.sessions()} offline sessions (and their client sessions) into {@code realm}. */
+    public Seeded seed(Realm realm, SeedShape shape) {
+        if (shape.clientSessionsPerSession() > realm.templateSessionIds().size()) {
+            throw new IllegalArgumentException("realm " + realm.name() + " has only " + realm.templateSessionIds().size()
+                    + " template clients, asked for " + shape.clientSessionsPerSession() + " client sessions per session");
+        }
+        int now = (int) Instant.now().getEpochSecond();
+        int expiredBuckets = (int) Math.round(shape.expiredShare() * BUCKETS);
+        int corruptBuckets = (int) Math.round(shape.corruptShare() * BUCKETS);
+        List<String> clientTemplates = realm.templateSessionIds().subList(0, shape.clientSessionsPerSession());
+        String sql = "WITH users AS MATERIALIZED ("
+                + "   SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM user_entity"
+                + "   WHERE realm_id = ? AND service_account_client_link IS NULL),"
+                + " s AS MATERIALIZED ("
+                + "   SELECT g, md5(? || g)::uuid::text AS id,"
+                + "     " + BUCKET + " >= ? AND " + BUCKET + " < ? AS corrupt, (g - 1) / ? AS user_n,"
+                + "     CASE WHEN " + BUCKET + " < ? THEN ? - " + SeedShape.OFFLINE_IDLE_TIMEOUT_SECONDS + " - 86400 - g % 86400"
+                + "          ELSE ? - (g * 7919) % ? END AS refreshed"
+                + "   FROM generate_series(1::bigint, ?) g),"
+                + " user_sessions AS ("
+                + "   INSERT INTO offline_user_session (" + String.join(", ", userColumns()) + ")"
+                + "   SELECT " + userValues() + " FROM s"
+                + "   JOIN users u ON u.n = s.user_n % (SELECT count(*) FROM users)"
+                + "   JOIN offline_user_session t ON t.user_session_id = ? AND t.offline_flag = '1')"
+                + " INSERT INTO offline_client_session (" + String.join(", ", clientColumns()) + ")"
+                + " SELECT " + clientValues() + " FROM s"
+                + " JOIN offline_client_session c ON c.offline_flag = '1' AND c.user_session_id IN ("
+                + clientTemplates.stream().map(t -> "?").collect(Collectors.joining(", ")) + ")";
+        try (PreparedStatement insert = db.prepareStatement(sql)) {
+            int p = 0;
+            insert.setString(++p, realm.id());
+            insert.setString(++p, realm.name() + "/" + (++calls) + "/" + now + "/");
+            insert.setInt(++p, expiredBuckets);
+            insert.setInt(++p, expiredBuckets + corruptBuckets);
+            insert.setInt(++p, shape.sessionsPerUser());
+            insert.setInt(++p, expiredBuckets);
+            insert.setInt(++p, now);
+            insert.setInt(++p, now);
+            insert.setInt(++p, shape.spreadSeconds());
+            insert.setInt(++p, shape.sessions());
+            insert.setString(++p, realm.templateSessionIds().get(0));
+            for (String template : clientTemplates) {
+                insert.setString(++p, template);
+            }
+            int clientSessions = insert.executeUpdate();
+            return new Seeded(shape.sessions(), clientSessions, count(shape.sessions(), 0, expiredBuckets),
+                    count(shape.sessions(), expiredBuckets, expiredBuckets + corruptBuckets));
+        } catch (SQLException e) {
+            throw new IllegalStateException("Seeding " + shape + " into realm " + realm.name() + " failed", e);
+        }
+    }
+
+    /**
+     * Rows are classified by a bucket 0..9999 that walks a fixed permutation as g counts up, so every 10,000
+     * consecutive sessions hold exactly the asked shares of expired and corrupt ones, spread evenly.
+     */
+    private static final int BUCKETS = 10_000;
+    private static final String BUCKET = "(g * 40503) % " + BUCKETS;
+
+    private static int count(int sessions, int fromBucket, int toBucket) {
+        int n = 0;
+        for (long g = 1; g <= sessions; g++) {
+            long bucket = (g * 40503) % BUCKETS;
+            if (bucket >= fromBucket && bucket < toBucket) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private List<String> userColumns() {
+        return columns("offline_user_session");
+    }
+
+    private List<String> clientColumns() {
+        return columns("offline_client_session");
+    }
+
+    private String userValues() {
+        return userColumns().stream().map(column -> switch (column) {
+            case "user_session_id" -> "s.id";
+            case "user_id" -> "u.id";
+            case "last_session_refresh" -> "s.refreshed::int";
+            // created up to a week before the last refresh
+            case "created_on" -> "(s.refreshed - (s.g * 104729) % 604800)::int";
+            case "data" -> "CASE WHEN s.corrupt THEN '{\"corrupt' ELSE t.data END";
+            default -> "t." + column;
+        }).collect(Collectors.joining(", "));
+    }
+
+    private String clientValues() {
+        return clientColumns().stream().map(column -> switch (column) {
+            case "user_session_id" -> "s.id";
+            case "timestamp" -> "s.refreshed::int";
+            default -> "c." + column;
+        }).collect(Collectors.joining(", "));
+    }
+
+    private List<String> columns(String table) {
+        String sql = "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+                + " AND table_name = ? ORDER BY ordinal_position";
+        try (PreparedStatement s = db.prepareStatement(sql)) {
+            s.setString(1, table);
+            List<String> columns = new ArrayList<>();
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    columns.add(rs.getString(1).toLowerCase());
+                }
+            }
+            if (columns.isEmpty()) {
+                throw new IllegalStateException("Table " + table + " not found: has Keycloak created its schema?");
+            }
+            return columns;
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot read the columns of " + table, e);
+        }
+    }
+
+    private String queryString(String sql) {
+        try (Statement s = db.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            if (!rs.next()) {
+                throw new IllegalStateException("No row for " + sql);
+            }
+            return rs.getString(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("SQL failed: " + sql, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            db.close();
+        } catch (SQLException ignored) {
+            // closing a seeding connection
+        }
+    }
+}
