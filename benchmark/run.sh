@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The benchmark (README: Performance). Not part of CI: the full run takes about an hour on 2 cores.
+#   bash benchmark/run.sh            full run, results in benchmark/results/
+#   bash benchmark/run.sh --quick    every phase on small data, a few minutes (results in benchmark/results-quick/)
+# Options: --sizes=250000,1000000 --batches=64,...,8192 --workers=1,2 --kc24-segments=64,2048 --refresh-tokens=10000
+#          --refresh-sessions=100000 --cluster-sessions=1000000 --heap=4g --phases=loaders,refresh --out=DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash docker/ensure-docker.sh
+export TESTCONTAINERS_RYUK_DISABLED="${TESTCONTAINERS_RYUK_DISABLED:-true}"
+export TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-localhost}"
+
+args=("$@")
+if [[ " ${args[*]-} " == *" --quick "* && " ${args[*]-} " != *" --out="* ]]; then
+    args+=("--out=benchmark/results-quick")
+fi
+./mvnw -B -q -Pbenchmark -DskipTests -pl benchmark -am verify "-Dbenchmark.args=${args[*]-}"

@@ -1,0 +1,100 @@
+package dev.offlinepreload.benchmark;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+
+/** The benchmark's view of the cluster's PostgreSQL: statement statistics and the raw read. */
+final class Database {
+
+    private static final String SESSION_TABLES = "(query ILIKE '%offline_user_session%' OR query ILIKE '%offline_client_session%')"
+            + " AND query NOT ILIKE '%pg_stat_statements%'";
+
+    private final KeycloakCluster cluster;
+
+    Database(KeycloakCluster cluster) {
+        this.cluster = cluster;
+        execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    }
+
+    void resetStatements() {
+        execute("SELECT pg_stat_statements_reset()");
+    }
+
+    /** Seconds PostgreSQL spent executing statements on the session tables since the last reset. */
+    double sessionTableSeconds() {
+        return number("SELECT coalesce(sum(total_exec_time), 0) / 1000 FROM pg_stat_statements WHERE " + SESSION_TABLES);
+    }
+
+    /** Executions of SELECTs on the session tables since the last reset. */
+    double sessionTableSelects() {
+        return number("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query ILIKE 'select%' AND " + SESSION_TABLES);
+    }
+
+    /** Rows those SELECTs returned since the last reset. */
+    double sessionTableRowsRead() {
+        return number("SELECT coalesce(sum(rows), 0) FROM pg_stat_statements WHERE query ILIKE 'select%' AND " + SESSION_TABLES);
+    }
+
+    /**
+     * The physical limit: both session tables streamed once over one connection (fetch size 10,000), every column
+     * of every offline row read into a Java string. Returns seconds.
+     */
+    double rawRead() {
+        long start = System.nanoTime();
+        long chars = 0;
+        try (Connection db = connect()) {
+            db.setAutoCommit(false); // PostgreSQL streams with a fetch size only inside a transaction
+            for (String table : new String[] {"offline_user_session", "offline_client_session"}) {
+                try (Statement s = db.createStatement()) {
+                    s.setFetchSize(10_000);
+                    try (ResultSet rs = s.executeQuery("SELECT * FROM " + table + " WHERE offline_flag = '1'")) {
+                        int columns = rs.getMetaData().getColumnCount();
+                        while (rs.next()) {
+                            for (int c = 1; c <= columns; c++) {
+                                String value = rs.getString(c);
+                                chars += value == null ? 0 : value.length();
+                            }
+                        }
+                    }
+                }
+            }
+            db.commit();
+        } catch (SQLException e) {
+            throw new IllegalStateException("Raw read failed", e);
+        }
+        if (chars == 0) {
+            throw new IllegalStateException("Raw read found no offline sessions");
+        }
+        return (System.nanoTime() - start) / 1e9;
+    }
+
+    long offlineSessions() {
+        return (long) number("SELECT count(*) FROM offline_user_session WHERE offline_flag = '1'");
+    }
+
+    void execute(String sql) {
+        try (Connection db = connect(); Statement s = db.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("SQL failed: " + sql, e);
+        }
+    }
+
+    private double number(String sql) {
+        try (Connection db = connect(); Statement s = db.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getDouble(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("SQL failed: " + sql, e);
+        }
+    }
+
+    private Connection connect() throws SQLException {
+        return DriverManager.getConnection(cluster.jdbcUrl(), KeycloakCluster.DB_USER, KeycloakCluster.DB_PASSWORD);
+    }
+}

@@ -1,0 +1,43 @@
+package dev.offlinepreload.benchmark;
+
+/**
+ * One measured load of {@code sessions} offline sessions into an empty cache.
+ *
+ * @param loader       "ours", "Keycloak 24.0.5" or "raw JDBC read"
+ * @param batch        our batch size, or Keycloak 24's sessionsPerSegment (0 for the raw read)
+ * @param workers      our workers per node (0 where it does not apply)
+ * @param seconds      wall-clock time of the load
+ * @param peakHeapMiB  highest heap occupancy right after a GC during the load (-1 if not measured)
+ * @param liveHeapMiB  live heap after the load (full GC once idle; -1 if not measured)
+ * @param dbSeconds    time PostgreSQL spent executing the loader's statements on the session tables
+ * @param gcPauseSeconds total GC pause time during the load
+ * @param note         e.g. "out of memory" when the load did not finish
+ */
+record LoadResult(String loader, int sessions, int batch, int workers, double seconds, long peakHeapMiB,
+                  long liveHeapMiB, double dbSeconds, double gcPauseSeconds, String note) {
+
+    LoadResult withLoader(String name) {
+        return new LoadResult(name, sessions, batch, workers, seconds, peakHeapMiB, liveHeapMiB, dbSeconds, gcPauseSeconds, note);
+    }
+
+    double sessionsPerSecond() {
+        return seconds > 0 ? sessions / seconds : 0;
+    }
+
+    boolean ok() {
+        return note.isEmpty();
+    }
+
+    static String csvHeader() {
+        return "loader,sessions,batch,workers,seconds,sessions_per_s,peak_heap_mib,live_heap_mib,db_seconds,gc_pause_seconds,note";
+    }
+
+    String csv() {
+        return String.join(",", loader, Integer.toString(sessions), Integer.toString(batch), Integer.toString(workers),
+                String.format(java.util.Locale.ROOT, "%.2f", seconds),
+                String.format(java.util.Locale.ROOT, "%.0f", sessionsPerSecond()),
+                Long.toString(peakHeapMiB), Long.toString(liveHeapMiB),
+                String.format(java.util.Locale.ROOT, "%.2f", dbSeconds),
+                String.format(java.util.Locale.ROOT, "%.2f", gcPauseSeconds), note);
+    }
+}

@@ -1,0 +1,282 @@
+package dev.offlinepreload.benchmark;
+
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+import java.util.regex.Pattern;
+
+import dev.offlinepreload.testsuite.cluster.Images;
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.cluster.NodeLog;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Realm;
+import dev.offlinepreload.testsuite.db.SeedShape;
+import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
+
+/**
+ * Phases a-c: one node, an empty cache, the same seeded sessions; this provider across batch sizes and workers,
+ * Keycloak 24.0.5's built-in preloader across sessionsPerSegment, and a raw JDBC read of the same rows.
+ */
+final class LoaderComparison {
+
+    static final String KC24_VERSION = "24.0.5";
+    /** Realms, clients per realm and users per realm of the seeded data (sessions spread evenly over the realms). */
+    private static final int REALMS = 3;
+    private static final int CLIENTS = 2;
+    private static final int USERS = 1000;
+    private static final SeedShape SHAPE = new SeedShape(0, 1, 2, 0, 0, 14 * 24 * 3600);
+
+    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
+    private static final Pattern OUR_END = Pattern.compile("Offline session preload on \\S+ .* in [0-9.]+ s: \\d+ loaded");
+    private static final String KC24_START = "Start pre-loading userSessions from persistent storage";
+    private static final String KC24_END = "Pre-loading userSessions from persistent storage finished";
+
+    private final Settings settings;
+    private final List<LoadResult> results = new ArrayList<>();
+    private long ourBaselineMiB = -1;
+
+    LoaderComparison(Settings settings) {
+        this.settings = settings;
+    }
+
+    List<LoadResult> results() {
+        return results;
+    }
+
+    /** Heap a node keeps alive with nothing loaded (MiB): subtract from the live heap to get the cached data. */
+    long ourBaselineMiB() {
+        return ourBaselineMiB;
+    }
+
+    void runOurs() {
+        int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
+        try (KeycloakCluster cluster = KeycloakCluster.builder("benchmark-ours").nodes(1).pgStatStatements()
+                .env("JAVA_OPTS_APPEND", heapFlags(settings.heap()))
+                .env("KC_LOG_LEVEL", "INFO")
+                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
+                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
+                .build().start()) {
+            KeycloakNode node = cluster.node(1);
+            Database db = new Database(cluster);
+            Seeding seeding = new Seeding(cluster, node);
+
+            node.setEnv(PRELOAD + "PRELOADING", "false");
+            node.restart();
+            ourBaselineMiB = awaitPeriodicLive(node) >> 20;
+            node.setEnv(PRELOAD + "PRELOADING", "true");
+            Progress.say("ours: baseline live heap %d MiB", ourBaselineMiB);
+
+            for (int size : settings.sizes()) {
+                seeding.upTo(size, db);
+                results.add(rawRead(db, size));
+                for (int workers : settings.workers()) {
+                    for (int batch : settings.batches()) {
+                        results.add(measureOurs(node, db, size, batch, workers, null));
+                    }
+                }
+            }
+            // Memory target: the largest batch must complete in a heap of the cached data + 256 MiB.
+            int workers = settings.workers().stream().max(Integer::compare).orElseThrow();
+            int batch = settings.batches().stream().max(Integer::compare).orElseThrow();
+            LoadResult unconstrained = results.stream()
+                    .filter(r -> r.loader().equals("ours") && r.sessions() == largest && r.batch() == batch && r.workers() == workers)
+                    .findFirst().orElseThrow();
+            if (unconstrained.liveHeapMiB() > 0) {
+                long heap = unconstrained.liveHeapMiB() + 256;
+                node.setEnv("JAVA_OPTS_APPEND", heapFlags(heap + "m"));
+                results.add(measureOurs(node, db, largest, batch, workers, heap + " MiB heap"));
+                node.setEnv("JAVA_OPTS_APPEND", heapFlags(settings.heap()));
+            }
+        }
+    }
+
+    void runKeycloak24() {
+        String image = Images.keycloakWithoutProvider(Images.keycloak(KC24_VERSION), "--features=offline-session-preloading");
+        try (KeycloakCluster cluster = KeycloakCluster.builder("benchmark-kc24").nodes(1).pgStatStatements()
+                .keycloakImage(image).readinessPort(KeycloakNode.HTTP_PORT)
+                .env("KC_BOOTSTRAP_ADMIN_USERNAME", null).env("KC_BOOTSTRAP_ADMIN_PASSWORD", null)
+                .env("KEYCLOAK_ADMIN", KeycloakCluster.ADMIN_USER).env("KEYCLOAK_ADMIN_PASSWORD", KeycloakCluster.ADMIN_PASSWORD)
+                .env("KC_HOSTNAME", null).env("KC_HOSTNAME_STRICT", "false")
+                .env("KC_SPI_USER_SESSIONS_INFINISPAN_PRELOAD_OFFLINE_SESSIONS_FROM_DATABASE", "true")
+                .env("KC_SPI_USER_SESSIONS_INFINISPAN_SESSIONS_PRELOAD_TIMEOUT_IN_SECONDS", "3600")
+                .env("KC_LOG_LEVEL", "INFO,org.keycloak.models.sessions.infinispan.InfinispanUserSessionProviderFactory:debug")
+                .env("JAVA_OPTS_APPEND", heapFlags(settings.heap()))
+                .build().start()) {
+            KeycloakNode node = cluster.node(1);
+            Database db = new Database(cluster);
+            Seeding seeding = new Seeding(cluster, node);
+            // Keycloak 24 runs its own default collector (ParallelGC), which has no idle-time full GC: its peak heap
+            // after GC is measured like ours, its live heap after loading is not.
+            for (int size : settings.sizes()) {
+                seeding.upTo(size, db);
+                results.add(rawRead(db, size).withLoader("raw JDBC read (24 schema)"));
+                for (int segment : settings.kc24Segments()) {
+                    results.add(measureKeycloak24(node, db, size, segment, null));
+                }
+            }
+            // The same constrained heap as ours, at Keycloak 24's best setting.
+            int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
+            results.stream().filter(r -> r.loader().equals("ours") && r.note().endsWith("MiB heap")).findFirst()
+                    .ifPresent(constrained -> {
+                        long heap = Long.parseLong(constrained.note().split(" ")[0]);
+                        int best = best(results, "Keycloak " + KC24_VERSION, largest).batch();
+                        node.setEnv("JAVA_OPTS_APPEND", heapFlags(heap + "m"));
+                        node.startupTimeout(Duration.ofMinutes(3));
+                        results.add(measureKeycloak24(node, db, largest, best, heap + " MiB heap"));
+                    });
+        }
+    }
+
+    static LoadResult best(List<LoadResult> results, String loader, int sessions) {
+        return results.stream().filter(r -> r.loader().equals(loader) && r.sessions() == sessions && r.ok())
+                .min(java.util.Comparator.comparingDouble(LoadResult::seconds)).orElseThrow();
+    }
+
+    private LoadResult rawRead(Database db, int size) {
+        db.rawRead(); // warm-up: the first read also pulls the table into the OS cache
+        double best = Double.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            best = Math.min(best, db.rawRead());
+        }
+        Progress.say("raw read of %d sessions: %.2f s", size, best);
+        return new LoadResult("raw JDBC read", size, 0, 1, best, -1, -1, best, 0, "");
+    }
+
+    private LoadResult measureOurs(KeycloakNode node, Database db, int size, int batch, int workers, String heapNote) {
+        node.setEnv(PRELOAD + "BATCH_SIZE", Integer.toString(batch));
+        node.setEnv(PRELOAD + "WORKERS_PER_NODE", Integer.toString(workers));
+        db.resetStatements();
+        try {
+            node.restart();
+            await("preload done").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> !node.isRunning() || lastLine(node, l -> OUR_END.matcher(l).find()) != null);
+        } catch (RuntimeException e) {
+            return failed("ours", size, batch, workers, node, e);
+        }
+        if (!node.isRunning()) {
+            return failed("ours", size, batch, workers, node, null);
+        }
+        NodeMetrics metrics = NodeMetrics.scrape(node);
+        double seconds = metrics.value("keycloak_offline_preload_last_pass_seconds");
+        long loaded = metrics.preloaded("loaded");
+        double dbSeconds = db.sessionTableSeconds();
+        GcLog.Window gc = awaitWindow(node, l -> true, l -> OUR_END.matcher(l).find());
+        String note = heapNote == null ? "" : heapNote;
+        if (loaded < size) {
+            note = (note + " loaded only " + loaded).trim();
+        }
+        LoadResult result = new LoadResult("ours", size, batch, workers, seconds, gc.peakAfterGcBytes() >> 20,
+                gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds, gc.pauseMillis() / 1000, note);
+        Progress.say("ours: %s", result.csv());
+        return result;
+    }
+
+    private LoadResult measureKeycloak24(KeycloakNode node, Database db, int size, int segment, String heapNote) {
+        node.setEnv("KC_SPI_USER_SESSIONS_INFINISPAN_SESSIONS_PER_SEGMENT", Integer.toString(segment));
+        db.resetStatements();
+        try {
+            node.restart(); // Keycloak 24 loads during startup: ready means loaded
+        } catch (RuntimeException e) {
+            return failed("Keycloak " + KC24_VERSION, size, segment, 0, node, e);
+        }
+        List<String> lines = node.log().linesSinceStart();
+        String start = lastLine(node, l -> l.contains(KC24_START));
+        String end = lastLine(node, l -> l.contains(KC24_END));
+        if (start == null || end == null) {
+            throw new IllegalStateException("Keycloak 24 logged no pre-loading lines; is the DEBUG category right? " + lines.size());
+        }
+        LocalDateTime from = NodeLog.timeOf(start);
+        LocalDateTime to = NodeLog.timeOf(end);
+        double seconds = Duration.between(from, to).toMillis() / 1000.0;
+        double dbSeconds = db.sessionTableSeconds();
+        GcLog.Window gc = GcLog.window(node.log().linesSinceStart(), l -> l.contains(KC24_START), l -> l.contains(KC24_END));
+        LoadResult result = new LoadResult("Keycloak " + KC24_VERSION, size, segment, 0, seconds,
+                gc.peakAfterGcBytes() >> 20, gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds,
+                gc.pauseMillis() / 1000, heapNote == null ? "" : heapNote);
+        Progress.say("Keycloak 24: %s", result.csv());
+        return result;
+    }
+
+    private static LoadResult failed(String loader, int size, int batch, int workers, KeycloakNode node, RuntimeException e) {
+        boolean oom = node.log().linesSinceStart().stream().anyMatch(l -> l.contains("OutOfMemoryError"));
+        String note = oom ? "out of memory" : "failed: " + (e == null ? "node stopped" : e.getClass().getSimpleName());
+        Progress.say("%s, %d sessions, batch %d: %s", loader, size, batch, note);
+        if (node.isRunning()) {
+            node.stop();
+        }
+        return new LoadResult(loader, size, batch, workers, 0, -1, -1, 0, 0, note);
+    }
+
+    private static GcLog.Window awaitWindow(KeycloakNode node, Predicate<String> start, Predicate<String> end) {
+        try {
+            return await("periodic full GC after loading").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250))
+                    .until(() -> GcLog.window(node.log().linesSinceStart(), start, end), w -> w.liveAfterBytes() != null);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            return GcLog.window(node.log().linesSinceStart(), start, end);
+        }
+    }
+
+    private static long awaitPeriodicLive(KeycloakNode node) {
+        return await("periodic full GC").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250))
+                .until(() -> GcLog.firstPeriodicLive(node.log().linesSinceStart()), java.util.Objects::nonNull);
+    }
+
+    private static String lastLine(KeycloakNode node, Predicate<String> match) {
+        List<String> lines = node.log().linesSinceStart();
+        for (int i = lines.size() - 1; i >= 0; i--) {
+            if (match.test(lines.get(i))) {
+                return lines.get(i);
+            }
+        }
+        return null;
+    }
+
+    /** -Xms = -Xmx so that every run has the same heap, plus the GC log flags; an OOM ends the JVM instead of hanging. */
+    static String heapFlags(String heap) {
+        return "-Xms" + heap + " -Xmx" + heap + " -XX:+ExitOnOutOfMemoryError " + GcLog.JVM_FLAGS;
+    }
+
+    /** The benchmark's data set: REALMS realms, grown in steps to each measured size. */
+    private static final class Seeding {
+        private final KeycloakCluster cluster;
+        private final KeycloakNode node;
+        private final List<Realm> realms = new ArrayList<>();
+        private int seeded;
+
+        Seeding(KeycloakCluster cluster, KeycloakNode node) {
+            this.cluster = cluster;
+            this.node = node;
+        }
+
+        void upTo(int size, Database db) {
+            try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
+                if (realms.isEmpty()) {
+                    for (int r = 1; r <= REALMS; r++) {
+                        realms.add(seeder.createRealm(node, "bench-" + r, CLIENTS, USERS));
+                    }
+                    seeded = REALMS * CLIENTS; // the template sessions
+                }
+                long start = System.nanoTime();
+                int missing = size - seeded;
+                for (int r = 0; r < REALMS; r++) {
+                    int share = missing / REALMS + (r == REALMS - 1 ? missing % REALMS : 0);
+                    if (share > 0) {
+                        seeder.seed(realms.get(r), SHAPE.withSessions(share));
+                    }
+                }
+                seeded = size;
+                db.execute("VACUUM ANALYZE offline_user_session");
+                db.execute("VACUUM ANALYZE offline_client_session");
+                Progress.say("seeded up to %d sessions in %.1f s (incl. VACUUM ANALYZE)", size, (System.nanoTime() - start) / 1e9);
+            }
+            if (db.offlineSessions() != size) {
+                throw new IllegalStateException("expected " + size + " offline sessions, found " + db.offlineSessions());
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+package dev.offlinepreload.benchmark;
+
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
+
+/** What the benchmark is doing, on stdout with the time of day, so a long run can be followed. */
+final class Progress {
+
+    private Progress() {
+    }
+
+    static void say(String format, Object... args) {
+        System.out.println("[benchmark " + LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + "] "
+                + String.format(java.util.Locale.ROOT, format, args));
+        System.out.flush();
+    }
+}

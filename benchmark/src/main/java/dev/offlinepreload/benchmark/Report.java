@@ -1,0 +1,362 @@
+package dev.offlinepreload.benchmark;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/** Writes results.md, runs.csv and the PNG charts into the results folder. */
+final class Report {
+
+    /** The provider's default batch size; BenchmarkDefaultsTest keeps it equal to PreloadOption.BATCH_SIZE. */
+    static final int DEFAULT_BATCH = 1000;
+    static final String OURS = "ours";
+    static final String KC24 = "Keycloak " + LoaderComparison.KC24_VERSION;
+    static final String RAW = "raw JDBC read";
+
+    private final Settings settings;
+    private final String command;
+    private final List<LoadResult> loads;
+    private final long ourBaselineMiB;
+    private final List<RefreshLatency.Pass> passes;
+    private final List<RefreshLatency.Formation> formations;
+    private final StringBuilder md = new StringBuilder();
+
+    Report(Settings settings, String command, List<LoadResult> loads, long ourBaselineMiB,
+           List<RefreshLatency.Pass> passes, List<RefreshLatency.Formation> formations) {
+        this.settings = settings;
+        this.command = command;
+        this.loads = loads;
+        this.ourBaselineMiB = ourBaselineMiB;
+        this.passes = passes;
+        this.formations = formations;
+    }
+
+    void write() {
+        Path out = settings.out();
+        try {
+            Files.createDirectories(out);
+            Files.write(out.resolve("runs.csv"), (LoadResult.csvHeader() + "\n"
+                    + loads.stream().map(LoadResult::csv).collect(Collectors.joining("\n")) + "\n").getBytes());
+            header();
+            if (!loads.isEmpty()) {
+                summary();
+                matrix(OURS, "This provider, one node: every batch size and worker count");
+                matrix(KC24, "Keycloak 24.0.5's built-in preloader, one node (batch = sessionsPerSegment)");
+                memory();
+                for (int size : settings.sizes()) {
+                    loadChart(size, out);
+                }
+                heapChart(out);
+            }
+            if (!passes.isEmpty()) {
+                refresh(out);
+            }
+            if (!formations.isEmpty()) {
+                formation();
+            }
+            Files.writeString(out.resolve("results.md"), md.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot write the results to " + out, e);
+        }
+    }
+
+    private void header() {
+        Runtime rt = Runtime.getRuntime();
+        md.append("# Benchmark results\n\n")
+                .append("Command: `").append(command).append("`  \n")
+                .append(String.format(Locale.ROOT, "Machine: %d CPUs, %.0f GiB RAM, %s %s; Docker, PostgreSQL and "
+                                + "the Keycloak nodes share it. Finished %s.%n%n",
+                        rt.availableProcessors(), totalMemoryGiB(), System.getProperty("os.name"),
+                        System.getProperty("os.arch"), java.time.LocalDateTime.now().withNano(0)));
+    }
+
+    private void summary() {
+        List<Integer> sizes = settings.sizes();
+        md.append("## Loading offline sessions into an empty cache, one node\n\n");
+        md.append("| loader | ").append(sizes.stream().map(s -> sessionsLabel(s)).collect(Collectors.joining(" | ")))
+                .append(" | sessions/s at ").append(sessionsLabel(largest())).append(" |\n|---|")
+                .append("---|".repeat(sizes.size())).append("---|\n");
+        row("this provider, defaults (batch " + DEFAULT_BATCH + ", workers " + cpus() + ")", s -> ourDefault(s));
+        row("this provider, best setting", s -> best(OURS, s));
+        row("Keycloak 24.0.5, sessionsPerSegment 64 (its default)", s -> at(KC24, s, 64));
+        row("Keycloak 24.0.5, its best sessionsPerSegment", s -> best(KC24, s));
+        row("raw JDBC read of the same rows (the physical limit)", s -> best(RAW, s));
+        md.append("\n| ratio | ").append(sizes.stream().map(Report::sessionsLabel).collect(Collectors.joining(" | ")))
+                .append(" |\n|---|").append("---|".repeat(sizes.size())).append("\n");
+        ratio("Keycloak 24 default / this provider (how many times faster)", s -> at(KC24, s, 64), s -> ourDefault(s));
+        ratio("Keycloak 24 best / this provider", s -> best(KC24, s), s -> ourDefault(s));
+        ratio("this provider / raw read (how many times the physical limit)", s -> ourDefault(s), s -> best(RAW, s));
+        md.append("\nTimes are wall-clock seconds for the whole pass: for this provider from the start of its pass "
+                + "(planning included) to its \"finished\" line, for Keycloak 24 between its \"Start pre-loading\" and "
+                + "\"Pre-loading ... finished\" lines. Each run starts a fresh node (empty cache, cold JVM) on the same "
+                + "data; PostgreSQL's cache is warm.\n\n");
+    }
+
+    private void matrix(String loader, String title) {
+        List<LoadResult> rows = loads.stream().filter(r -> r.loader().equals(loader)).toList();
+        if (rows.isEmpty()) {
+            return;
+        }
+        md.append("## ").append(title).append("\n\n")
+                .append("| sessions | batch | workers | seconds | sessions/s | peak heap after GC (MiB) | live heap after (MiB)"
+                        + " | DB time (s) | GC pauses (s) | note |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        for (LoadResult r : rows) {
+            md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %.1f | %.1f | %s |%n",
+                    sessionsLabel(r.sessions()), r.batch(), r.workers() == 0 ? "-" : Integer.toString(r.workers()),
+                    r.ok() || r.seconds() > 0 ? String.format(Locale.ROOT, "%.1f", r.seconds()) : "-",
+                    r.seconds() > 0 ? String.format(Locale.ROOT, "%,.0f", r.sessionsPerSecond()) : "-",
+                    mib(r.peakHeapMiB()), mib(r.liveHeapMiB()), r.dbSeconds(), r.gcPauseSeconds(), r.note()));
+        }
+        md.append("\n");
+    }
+
+    private void memory() {
+        md.append("## Memory\n\n");
+        md.append("Peak heap after GC = the most the JVM kept alive at any collection during the load (cached sessions "
+                + "plus the batches in flight); live heap after = after a full GC once the node is idle. A node with "
+                + "preloading switched off keeps ").append(ourBaselineMiB).append(" MiB alive.\n\n");
+        loads.stream().filter(r -> r.loader().equals(OURS) && r.note().endsWith("MiB heap")).findFirst().ifPresent(c -> {
+            LoadResult free = loads.stream().filter(r -> r.loader().equals(OURS) && r.sessions() == c.sessions()
+                    && r.batch() == c.batch() && r.workers() == c.workers() && r.note().isEmpty()).findFirst().orElse(null);
+            if (free != null) {
+                md.append(String.format(Locale.ROOT, "Batch %d, %d workers, %s sessions: live heap %d MiB, of which "
+                                + "%d MiB cached data (%.2f KiB per session with its client session); peak %d MiB, i.e. "
+                                + "%d MiB above the live heap.%n%n",
+                        c.batch(), c.workers(), sessionsLabel(c.sessions()), free.liveHeapMiB(),
+                        free.liveHeapMiB() - ourBaselineMiB, (free.liveHeapMiB() - ourBaselineMiB) * 1024.0 / c.sessions(),
+                        free.peakHeapMiB(), free.peakHeapMiB() - free.liveHeapMiB()));
+            }
+            md.append(String.format(Locale.ROOT, "The same load with the heap capped at that live heap + 256 MiB (%s): "
+                            + "%s.%n", c.note(), c.ok() || c.note().endsWith("MiB heap") && c.seconds() > 0
+                            ? String.format(Locale.ROOT, "completed in %.1f s, all %s sessions loaded", c.seconds(),
+                            sessionsLabel(c.sessions())) : c.note()));
+            loads.stream().filter(r -> r.loader().equals(KC24) && r.note().contains("MiB heap")).findFirst()
+                    .ifPresent(k -> md.append(String.format(Locale.ROOT, "Keycloak 24 at sessionsPerSegment %d with "
+                            + "the same cap: %s.%n", k.batch(), k.seconds() > 0
+                            ? String.format(Locale.ROOT, "completed in %.1f s", k.seconds()) : k.note())));
+            md.append("\n");
+        });
+    }
+
+    private void refresh(Path out) throws IOException {
+        md.append("## Refreshing offline tokens after a full restart of 3 nodes\n\n")
+                .append(String.format(Locale.ROOT, "%d real offline tokens (password grant, one session each) among %s "
+                        + "sessions; all 3 nodes stopped (SIGTERM) and started again; with this provider, refreshing starts "
+                        + "once every node has loaded. A fresh JVM is slow on its first requests whatever its cache "
+                        + "holds, so 1000 other tokens are refreshed first (cold JVM); then every measured token once "
+                        + "(first refresh after the restart) and once more (steady state), %d at a time, round-robin "
+                        + "over the nodes. With persistent sessions (26.7's default) every refresh reads and updates "
+                        + "its rows in the database whether cached or not; what a warm cache saves is the lazy import "
+                        + "(the cache misses column).%n%n", settings.refreshTokens(), sessionsLabel(settings.refreshSessions()), 8))
+                .append("| setup | pass | refreshes | failed | p50 (ms) | p99 (ms) | refreshes/s | session-table SELECTs "
+                        + "per refresh | rows read per refresh | offlineSessions cache misses per refresh |\n"
+                        + "|---|---|---|---|---|---|---|---|---|---|\n");
+        for (RefreshLatency.Pass p : passes) {
+            Latencies l = p.latencies();
+            md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %.1f | %.1f | %.0f | %s | %s | %s |%n", p.setup(),
+                    p.when(), l.count(), l.failures(), l.percentile(50), l.percentile(99), l.perSecond(),
+                    num(p.selectsPerRefresh()), num(p.rowsPerRefresh()), num(p.missesPerRefresh())));
+        }
+        md.append("\n");
+        for (String setup : List.of(RefreshLatency.STOCK, RefreshLatency.OURS)) {
+            Optional<RefreshLatency.Pass> first = pass(setup, "first");
+            Optional<RefreshLatency.Pass> steady = pass(setup, "steady");
+            if (first.isPresent() && steady.isPresent()) {
+                md.append(String.format(Locale.ROOT, "- %s: first-refresh p99 = %.2f × steady state%n", setup,
+                        first.get().latencies().percentile(99) / steady.get().latencies().percentile(99)));
+            }
+        }
+        Optional<RefreshLatency.Pass> during = pass(RefreshLatency.OURS, "while");
+        Optional<RefreshLatency.Pass> idle = pass(RefreshLatency.OURS, "idle");
+        if (during.isPresent() && idle.isPresent()) {
+            md.append(String.format(Locale.ROOT, "- %s: p99 while loading = %.2f × p99 right after%n", RefreshLatency.OURS,
+                    during.get().latencies().percentile(99) / idle.get().latencies().percentile(99)));
+        }
+        md.append("\n![refresh latency](refresh-latency.png)\n\n");
+
+        CategoryChart chart = new CategoryChartBuilder().width(1000).height(520)
+                .title("Offline token refresh latency, 3 nodes after a full restart").yAxisTitle("ms").build();
+        List<String> labels = new ArrayList<>();
+        List<Double> p50 = new ArrayList<>();
+        List<Double> p99 = new ArrayList<>();
+        for (RefreshLatency.Pass p : passes) {
+            labels.add((p.setup().equals(RefreshLatency.STOCK) ? "stock: " : "provider: ") + p.when().replaceAll(" \\(.*", "")
+                    .replaceAll("first \\d+ refreshes", "cold JVM")
+                    .replace("first refresh after a full restart", "first").replace("second refresh", "second")
+                    .replaceAll("while the nodes load.*", "while loading").replace("right after that load", "after load"));
+            p50.add(p.latencies().percentile(50));
+            p99.add(p.latencies().percentile(99));
+        }
+        chart.addSeries("p50", labels, p50);
+        chart.addSeries("p99", labels, p99);
+        chart.getStyler().setXAxisLabelRotation(15);
+        BitmapEncoder.saveBitmap(chart, out.resolve("refresh-latency").toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private void formation() {
+        md.append("## Three nodes loading together vs one node\n\n")
+                .append("| sessions | restart of all 3 nodes until ready | then until every node loaded | each node's pass, incl. waiting for the others (s) |\n"
+                        + "|---|---|---|---|\n");
+        for (RefreshLatency.Formation f : formations) {
+            md.append(String.format(Locale.ROOT, "| %s | %.1f s | %.1f s | %s |%n", sessionsLabel(f.sessions()),
+                    f.restartSeconds(), f.loadedSeconds(), f.nodePassSeconds().stream()
+                            .map(s -> String.format(Locale.ROOT, "%.1f", s)).collect(Collectors.joining(", "))));
+        }
+        LoadResult single = loads.isEmpty() ? null : ourDefault(largest());
+        if (single != null) {
+            md.append(String.format(Locale.ROOT, "%nOne node alone, %s sessions at the defaults: %.1f s.%n",
+                    sessionsLabel(single.sessions()), single.seconds()));
+        }
+        md.append("\nAll nodes share the machine's ").append(cpus()).append(" CPUs (and PostgreSQL runs beside them), so "
+                + "three nodes cannot be three times as fast here; on separate machines each node reads and imports only "
+                + "its own third.\n\n");
+    }
+
+    private void loadChart(int size, Path out) throws IOException {
+        XYChart chart = new XYChartBuilder().width(1000).height(520)
+                .title("Loading " + sessionsLabel(size) + " offline sessions on one node")
+                .xAxisTitle("batch size (Keycloak 24: sessionsPerSegment)").yAxisTitle("seconds").build();
+        chart.getStyler().setXAxisLogarithmic(true);
+        for (int workers : settings.workers()) {
+            series(chart, OURS + ", " + workers + (workers == 1 ? " worker" : " workers"),
+                    loads.stream().filter(r -> r.loader().equals(OURS) && r.workers() == workers && r.sessions() == size
+                            && r.ok()).toList());
+        }
+        series(chart, KC24, loads.stream().filter(r -> r.loader().equals(KC24) && r.sessions() == size && r.ok()).toList());
+        LoadResult raw = best(RAW, size);
+        if (raw != null) {
+            List<Integer> xs = settings.batches();
+            chart.addSeries("raw JDBC read", List.of(xs.get(0), xs.get(xs.size() - 1)), List.of(raw.seconds(), raw.seconds()))
+                    .setMarker(SeriesMarkers.NONE);
+        }
+        BitmapEncoder.saveBitmap(chart, out.resolve("load-" + size).toString(), BitmapEncoder.BitmapFormat.PNG);
+        md.append("![loading ").append(sessionsLabel(size)).append("](load-").append(size).append(".png)\n\n");
+    }
+
+    private void heapChart(Path out) throws IOException {
+        int size = largest();
+        XYChart chart = new XYChartBuilder().width(1000).height(520)
+                .title("Peak heap after GC while loading " + sessionsLabel(size) + " sessions")
+                .xAxisTitle("batch size (Keycloak 24: sessionsPerSegment)").yAxisTitle("MiB").build();
+        chart.getStyler().setXAxisLogarithmic(true);
+        for (int workers : settings.workers()) {
+            List<LoadResult> rows = loads.stream().filter(r -> r.loader().equals(OURS) && r.workers() == workers
+                    && r.sessions() == size && r.ok() && r.peakHeapMiB() > 0).toList();
+            if (!rows.isEmpty()) {
+                chart.addSeries(OURS + ", " + workers + " workers", rows.stream().map(LoadResult::batch).toList(),
+                        rows.stream().map(r -> (double) r.peakHeapMiB()).toList());
+            }
+        }
+        List<LoadResult> kc = loads.stream().filter(r -> r.loader().equals(KC24) && r.sessions() == size && r.ok()
+                && r.peakHeapMiB() > 0).toList();
+        if (!kc.isEmpty()) {
+            chart.addSeries(KC24, kc.stream().map(LoadResult::batch).toList(), kc.stream().map(r -> (double) r.peakHeapMiB()).toList());
+        }
+        if (!chart.getSeriesMap().isEmpty()) {
+            BitmapEncoder.saveBitmap(chart, out.resolve("heap-" + size).toString(), BitmapEncoder.BitmapFormat.PNG);
+            md.append("![peak heap](heap-").append(size).append(".png)\n\n");
+        }
+    }
+
+    private static void series(XYChart chart, String name, List<LoadResult> rows) {
+        if (!rows.isEmpty()) {
+            List<LoadResult> sorted = rows.stream().sorted(Comparator.comparingInt(LoadResult::batch)).toList();
+            chart.addSeries(name, sorted.stream().map(LoadResult::batch).toList(), sorted.stream().map(LoadResult::seconds).toList());
+        }
+    }
+
+    private void row(String label, java.util.function.IntFunction<LoadResult> pick) {
+        md.append("| ").append(label).append(" | ");
+        LoadResult last = null;
+        for (int size : settings.sizes()) {
+            LoadResult r = pick.apply(size);
+            md.append(r == null ? "-" : String.format(Locale.ROOT, "%.1f s%s", r.seconds(), r.batch() > 0 && label.contains("best")
+                    ? " (batch " + r.batch() + (r.workers() > 0 ? ", " + r.workers() + "w" : "") + ")" : "")).append(" | ");
+            last = size == largest() ? r : last;
+        }
+        md.append(last == null ? "-" : String.format(Locale.ROOT, "%,.0f", last.sessionsPerSecond())).append(" |\n");
+    }
+
+    private void ratio(String label, java.util.function.IntFunction<LoadResult> slow, java.util.function.IntFunction<LoadResult> fast) {
+        md.append("| ").append(label).append(" | ");
+        for (int size : settings.sizes()) {
+            LoadResult a = slow.apply(size);
+            LoadResult b = fast.apply(size);
+            md.append(a == null || b == null || b.seconds() <= 0 ? "-"
+                    : String.format(Locale.ROOT, "%.1f×", a.seconds() / b.seconds())).append(" | ");
+        }
+        md.append("\n");
+    }
+
+    private LoadResult ourDefault(int size) {
+        return at(OURS, size, DEFAULT_BATCH, cpus());
+    }
+
+    private LoadResult at(String loader, int size, int batch) {
+        return loads.stream().filter(r -> r.loader().equals(loader) && r.sessions() == size && r.batch() == batch && r.ok())
+                .findFirst().orElse(null);
+    }
+
+    private LoadResult at(String loader, int size, int batch, int workers) {
+        return loads.stream().filter(r -> r.loader().equals(loader) && r.sessions() == size && r.batch() == batch
+                && r.workers() == workers && r.ok()).findFirst().orElse(null);
+    }
+
+    private LoadResult best(String loader, int size) {
+        return loads.stream().filter(r -> r.loader().equals(loader) && r.sessions() == size && r.ok())
+                .min(Comparator.comparingDouble(LoadResult::seconds)).orElse(null);
+    }
+
+    private Optional<RefreshLatency.Pass> pass(String setup, String whenContains) {
+        return passes.stream().filter(p -> p.setup().equals(setup) && p.when().contains(whenContains)).findFirst();
+    }
+
+    private int largest() {
+        return settings.sizes().stream().max(Integer::compare).orElseThrow();
+    }
+
+    private static int cpus() {
+        return Runtime.getRuntime().availableProcessors();
+    }
+
+    static String sessionsLabel(int n) {
+        if (n >= 1_000_000 && n % 100_000 == 0) {
+            return (n % 1_000_000 == 0 ? Integer.toString(n / 1_000_000) : String.format(Locale.ROOT, "%.1f", n / 1e6)) + "M";
+        }
+        if (n >= 1000 && n % 1000 == 0) {
+            return n / 1000 + "k";
+        }
+        return Integer.toString(n);
+    }
+
+    private static String mib(long v) {
+        return v < 0 ? "-" : Long.toString(v);
+    }
+
+    private static String num(double v) {
+        return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.2f", v);
+    }
+
+    private static double totalMemoryGiB() {
+        try {
+            return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                    .getOperatingSystemMXBean()).getTotalMemorySize() / (double) (1L << 30);
+        } catch (RuntimeException | LinkageError e) {
+            return Double.NaN;
+        }
+    }
+}
