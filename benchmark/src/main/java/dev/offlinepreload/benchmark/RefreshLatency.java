@@ -101,8 +101,7 @@ final class RefreshLatency {
                 int clones = settings.refreshSessions() - (int) db.offlineSessions();
                 seeder.seed(realm, SeedShape.simple(clones));
             }
-            db.execute("VACUUM ANALYZE offline_user_session");
-            db.execute("VACUUM ANALYZE offline_client_session");
+            db.settle();
             Progress.say("%s: %d real offline tokens, %d sessions in the database", setup, tokens.size(), db.offlineSessions());
 
             cluster.restartAll();
@@ -121,8 +120,7 @@ final class RefreshLatency {
                 try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
                     seeder.seed(realm, SeedShape.simple(settings.clusterSessions() - (int) db.offlineSessions()));
                 }
-                db.execute("VACUUM ANALYZE offline_user_session");
-                db.execute("VACUUM ANALYZE offline_client_session");
+                db.settle();
                 formations.add(formation(cluster, db));
                 passes.addAll(refreshDuringLoad(setup, cluster, db, tokens.subList(JIT_WARMUP, tokens.size())));
             }
