@@ -16,16 +16,17 @@ import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
  * The loader's queries, in JPQL over Keycloak's own session entities so Hibernate writes each database's dialect.
  * Id lists are cut at 1000 (Oracle's IN-list limit) and every query is served by a primary key or an existing index.
  * <p>
- * An id list is bound as single parameters {@code (:id0, ..., :idN)} with N padded up to 1, 10, 100 or 1000 (by
- * repeating the last id), never as one list parameter: Hibernate translates a query with a list parameter again for
- * every execution, which cost about a third of the loader's CPU; with fixed single parameters each query has at
- * most four shapes and Hibernate translates each once.
+ * An id list is bound as single parameters {@code (:id0, ..., :idN)} with N padded up to the next power of two or
+ * 1000 (by repeating the last id), never as one list parameter: Hibernate translates a query with a list parameter
+ * again for every execution, which cost about a third of the loader's CPU; with fixed single parameters each query
+ * has at most 11 shapes and Hibernate translates each once.
  */
 final class SessionQueries {
 
     static final String OFFLINE = "1";
     static final int MAX_IN_LIST = 1000;
-    private static final int[] PADDED_SIZES = {1, 10, 100, MAX_IN_LIST};
+    /** Powers of two, then the limit: never more than twice the parameters needed, at most 11 shapes per query. */
+    private static final int[] PADDED_SIZES = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, MAX_IN_LIST};
     private static final String IDS = "(:ids)";
 
     private static final String CANDIDATES = "select s.userSessionId, s.lastSessionRefresh from PersistentUserSessionEntity s"
