@@ -256,24 +256,47 @@ final class LoaderComparison {
         }
 
         void upTo(int size, Database db) {
-            try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
-                if (realms.isEmpty()) {
+            if (realms.isEmpty()) {
+                try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
                     for (int r = 1; r <= REALMS; r++) {
                         realms.add(seeder.createRealm(node, "bench-" + r, CLIENTS, USERS));
                     }
-                    seeded = REALMS * CLIENTS; // the template sessions
                 }
-                long start = System.nanoTime();
-                int missing = size - seeded;
-                for (int r = 0; r < REALMS; r++) {
-                    int share = missing / REALMS + (r == REALMS - 1 ? missing % REALMS : 0);
-                    if (share > 0) {
-                        seeder.seed(realms.get(r), SHAPE.withSessions(share));
-                    }
-                }
-                seeded = size;
-                Progress.say("seeded up to %d sessions in %.1f s", size, (System.nanoTime() - start) / 1e9);
+                seeded = REALMS * CLIENTS; // the template sessions
             }
+            long start = System.nanoTime();
+            int missing = size - seeded;
+            // One INSERT per realm, all realms at once: PostgreSQL runs each statement on one core.
+            List<Thread> inserts = new ArrayList<>();
+            List<RuntimeException> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            for (int r = 0; r < REALMS; r++) {
+                int share = missing / REALMS + (r == REALMS - 1 ? missing % REALMS : 0);
+                Realm realm = realms.get(r);
+                Thread insert = new Thread(() -> {
+                    try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
+                        if (share > 0) {
+                            seeder.seed(realm, SHAPE.withSessions(share));
+                        }
+                    } catch (RuntimeException e) {
+                        failures.add(e);
+                    }
+                }, "seed-" + realm.name());
+                insert.start();
+                inserts.add(insert);
+            }
+            for (Thread insert : inserts) {
+                try {
+                    insert.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            }
+            if (!failures.isEmpty()) {
+                throw failures.get(0);
+            }
+            seeded = size;
+            Progress.say("seeded %d sessions (up to %d) in %.1f s", missing, size, (System.nanoTime() - start) / 1e9);
             if (db.offlineSessions() != size) {
                 throw new IllegalStateException("expected " + size + " offline sessions, found " + db.offlineSessions());
             }
