@@ -173,7 +173,7 @@ final class Report {
         }
         md.append("\n");
         for (String setup : List.of(RefreshLatency.STOCK, RefreshLatency.OURS)) {
-            Optional<RefreshLatency.Pass> first = pass(setup, "first");
+            Optional<RefreshLatency.Pass> first = pass(setup, "first refresh");
             Optional<RefreshLatency.Pass> steady = pass(setup, "steady");
             if (first.isPresent() && steady.isPresent()) {
                 md.append(String.format(Locale.ROOT, "- %s: first-refresh p99 = %.2f × steady state%n", setup,
@@ -197,7 +197,7 @@ final class Report {
             labels.add((p.setup().equals(RefreshLatency.STOCK) ? "stock: " : "provider: ") + p.when().replaceAll(" \\(.*", "")
                     .replaceAll("first \\d+ refreshes", "cold JVM")
                     .replace("first refresh after a full restart", "first").replace("second refresh", "second")
-                    .replaceAll("while the nodes load.*", "while loading").replace("right after that load", "after load"));
+                    .replaceAll("while \\d+ nodes load.*", "while loading").replace("right after that load", "after load"));
             p50.add(p.latencies().percentile(50));
             p99.add(p.latencies().percentile(99));
         }
