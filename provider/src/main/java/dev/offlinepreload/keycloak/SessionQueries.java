@@ -57,13 +57,13 @@ final class SessionQueries {
     }
 
     static List<ImmutablePersistentUserSessionEntity> userSessions(EntityManager em, Collection<String> ids) {
-        return chunked(ids, chunk -> bind(em.createQuery(in(USER_SESSIONS, chunk), ImmutablePersistentUserSessionEntity.class), chunk)
+        return chunked(ids, chunk -> byIds(em, USER_SESSIONS, ImmutablePersistentUserSessionEntity.class, chunk)
                 .setParameter("offline", OFFLINE).setHint("org.hibernate.readOnly", true).getResultList());
     }
 
     /** Keycloak's own read-only query for the client sessions of given user sessions. */
     static List<ImmutablePersistentClientSessionEntity> clientSessions(EntityManager em, Collection<String> ids) {
-        return chunked(ids, chunk -> bind(em.createQuery(in(CLIENT_SESSIONS, chunk), ImmutablePersistentClientSessionEntity.class), chunk)
+        return chunked(ids, chunk -> byIds(em, CLIENT_SESSIONS, ImmutablePersistentClientSessionEntity.class, chunk)
                 .setParameter("offline", OFFLINE).setHint("org.hibernate.readOnly", true).getResultList());
     }
 
@@ -74,7 +74,7 @@ final class SessionQueries {
      */
     static Set<String> existingUserSessionIds(EntityManager em, Collection<String> ids, boolean waitForDeletes) {
         return new HashSet<>(chunked(ids, chunk -> {
-            var query = bind(em.createQuery(in(USER_SESSION_IDS, chunk), String.class), chunk).setParameter("offline", OFFLINE);
+            var query = byIds(em, USER_SESSION_IDS, String.class, chunk).setParameter("offline", OFFLINE);
             if (waitForDeletes) {
                 query.setLockMode(LockModeType.PESSIMISTIC_READ);
             }
@@ -85,7 +85,7 @@ final class SessionQueries {
     /** Existing client sessions of these user sessions as "userSessionId/clientId" (clientId as Keycloak resolves it). */
     static Set<String> existingClientSessionKeys(EntityManager em, Collection<String> ids, boolean waitForDeletes) {
         return new HashSet<>(chunked(ids, chunk -> {
-            var query = bind(em.createQuery(in(CLIENT_SESSION_KEYS, chunk), Object[].class), chunk).setParameter("offline", OFFLINE);
+            var query = byIds(em, CLIENT_SESSION_KEYS, Object[].class, chunk).setParameter("offline", OFFLINE);
             if (waitForDeletes) {
                 query.setLockMode(LockModeType.PESSIMISTIC_READ);
             }
@@ -96,8 +96,7 @@ final class SessionQueries {
     }
 
     static Set<String> existingLocalUsers(EntityManager em, Collection<String> userIds) {
-        return new HashSet<>(chunked(userIds, chunk -> bind(em.createQuery(in(LOCAL_USER_IDS, chunk), String.class), chunk)
-                .getResultList()));
+        return new HashSet<>(chunked(userIds, chunk -> byIds(em, LOCAL_USER_IDS, String.class, chunk).getResultList()));
     }
 
     static String clientSessionKey(String userSessionId, String clientId) {
@@ -123,7 +122,9 @@ final class SessionQueries {
         throw new IllegalArgumentException(ids + " ids in one IN list; at most " + MAX_IN_LIST);
     }
 
-    private static <Q extends jakarta.persistence.Query> Q bind(Q query, List<String> chunk) {
+    /** The query for one chunk of ids, written out and bound as padded single parameters. */
+    private static <T> jakarta.persistence.TypedQuery<T> byIds(EntityManager em, String jpql, Class<T> type, List<String> chunk) {
+        var query = em.createQuery(in(jpql, chunk), type);
         int size = paddedSize(chunk.size());
         for (int i = 0; i < size; i++) {
             query.setParameter("id" + i, chunk.get(Math.min(i, chunk.size() - 1)));

@@ -60,7 +60,7 @@ public final class Images {
      */
     public static synchronized String keycloakWithoutProvider(String base, String buildOptions) {
         String tag = "offline-preload/keycloak-stock:"
-                + sha256(null, null, base + "@" + imageId(base) + " " + buildOptions).substring(0, 16);
+                + sha256((base + "@" + imageId(base) + " " + buildOptions).getBytes(StandardCharsets.UTF_8)).substring(0, 16);
         if (!exists(tag)) {
             new ImageFromDockerfile(tag, false)
                     .withDockerfileFromBuilder(d -> d.from(base)
@@ -92,7 +92,8 @@ public final class Images {
         Path dockerfile = TestPaths.repoRoot().resolve("docker/keycloak-with-provider/Dockerfile");
         String base = keycloak();
         String tag = "offline-preload/keycloak-test:"
-                + sha256(jar, dockerfile, base + "@" + imageId(base) + " " + db + " " + buildOptions).substring(0, 16);
+                + sha256(read(jar), read(dockerfile),
+                        (base + "@" + imageId(base) + " " + db + " " + buildOptions).getBytes(StandardCharsets.UTF_8)).substring(0, 16);
         if (!exists(tag)) {
             new ImageFromDockerfile(tag, false)
                     .withFileFromPath("Dockerfile", dockerfile)
@@ -164,17 +165,23 @@ public final class Images {
         return DockerClientFactory.lazyClient().inspectImageCmd(image).exec().getId();
     }
 
-    private static String sha256(Path jar, Path dockerfile, String base) {
+    private static String sha256(byte[]... inputs) {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            if (jar != null) {
-                digest.update(Files.readAllBytes(jar));
-                digest.update(Files.readAllBytes(dockerfile));
+            for (byte[] input : inputs) {
+                digest.update(input);
             }
-            digest.update(base.getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest.digest());
-        } catch (IOException | NoSuchAlgorithmException e) {
-            throw new IllegalStateException("Cannot hash the image inputs", e);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("No SHA-256", e);
+        }
+    }
+
+    private static byte[] read(Path file) {
+        try {
+            return Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw new IllegalStateException("Cannot read the image input " + file, e);
         }
     }
 }

@@ -1,7 +1,6 @@
 package dev.offlinepreload.testsuite.db;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -40,13 +39,11 @@ public final class OfflineSessionSeeder implements AutoCloseable {
     private int calls;
 
     public OfflineSessionSeeder(KeycloakCluster cluster) {
-        try {
-            db = DriverManager.getConnection(cluster.jdbcUrl(), KeycloakCluster.DB_USER, KeycloakCluster.DB_PASSWORD);
-            try (Statement s = db.createStatement()) {
-                s.execute("SET synchronous_commit = off"); // bulk seeding: a crash would only lose test data
-            }
+        db = Sql.connect(cluster);
+        try (Statement s = db.createStatement()) {
+            s.execute("SET synchronous_commit = off"); // bulk seeding: a crash would only lose test data
         } catch (SQLException e) {
-            throw new IllegalStateException("Cannot connect to the cluster's database", e);
+            throw new IllegalStateException("Cannot configure the seeding connection", e);
         }
     }
 
@@ -65,7 +62,7 @@ public final class OfflineSessionSeeder implements AutoCloseable {
             }
             templates.add(login.sessionId());
         }
-        return new Realm(name, queryString("SELECT id FROM realm WHERE name = '" + name + "'"), templates);
+        return new Realm(name, realmId(name), templates);
     }
 
     /** Writes {@code shape.sessions()} offline sessions (and their client sessions) into {@code realm}. */
@@ -78,6 +75,8 @@ public final class OfflineSessionSeeder implements AutoCloseable {
         int expiredBuckets = (int) Math.round(shape.expiredShare() * BUCKETS);
         int corruptBuckets = (int) Math.round(shape.corruptShare() * BUCKETS);
         List<String> clientTemplates = realm.templateSessionIds().subList(0, shape.clientSessionsPerSession());
+        List<String> userColumns = columns("offline_user_session");
+        List<String> clientColumns = columns("offline_client_session");
         String sql = "WITH users AS MATERIALIZED ("
                 + "   SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM user_entity"
                 + "   WHERE realm_id = ? AND service_account_client_link IS NULL),"
@@ -88,12 +87,12 @@ public final class OfflineSessionSeeder implements AutoCloseable {
                 + "          ELSE ? - (g * 7919) % ? END AS refreshed"
                 + "   FROM generate_series(1::bigint, ?) g),"
                 + " user_sessions AS ("
-                + "   INSERT INTO offline_user_session (" + String.join(", ", userColumns()) + ")"
-                + "   SELECT " + userValues() + " FROM s"
+                + "   INSERT INTO offline_user_session (" + String.join(", ", userColumns) + ")"
+                + "   SELECT " + userValues(userColumns) + " FROM s"
                 + "   JOIN users u ON u.n = s.user_n % (SELECT count(*) FROM users)"
                 + "   JOIN offline_user_session t ON t.user_session_id = ? AND t.offline_flag = '1')"
-                + " INSERT INTO offline_client_session (" + String.join(", ", clientColumns()) + ")"
-                + " SELECT " + clientValues() + " FROM s"
+                + " INSERT INTO offline_client_session (" + String.join(", ", clientColumns) + ")"
+                + " SELECT " + clientValues(clientColumns) + " FROM s"
                 + " JOIN offline_client_session c ON c.offline_flag = '1' AND c.user_session_id IN ("
                 + clientTemplates.stream().map(t -> "?").collect(Collectors.joining(", ")) + ")";
         try (PreparedStatement insert = db.prepareStatement(sql)) {
@@ -138,16 +137,8 @@ public final class OfflineSessionSeeder implements AutoCloseable {
         return n;
     }
 
-    private List<String> userColumns() {
-        return columns("offline_user_session");
-    }
-
-    private List<String> clientColumns() {
-        return columns("offline_client_session");
-    }
-
-    private String userValues() {
-        return userColumns().stream().map(column -> switch (column) {
+    private static String userValues(List<String> columns) {
+        return columns.stream().map(column -> switch (column) {
             case "user_session_id" -> "s.id";
             case "user_id" -> "u.id";
             case "last_session_refresh" -> "s.refreshed::int";
@@ -158,8 +149,8 @@ public final class OfflineSessionSeeder implements AutoCloseable {
         }).collect(Collectors.joining(", "));
     }
 
-    private String clientValues() {
-        return clientColumns().stream().map(column -> switch (column) {
+    private static String clientValues(List<String> columns) {
+        return columns.stream().map(column -> switch (column) {
             case "user_session_id" -> "s.id";
             case "timestamp" -> "s.refreshed::int";
             default -> "c." + column;
@@ -186,14 +177,17 @@ public final class OfflineSessionSeeder implements AutoCloseable {
         }
     }
 
-    private String queryString(String sql) {
-        try (Statement s = db.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            if (!rs.next()) {
-                throw new IllegalStateException("No row for " + sql);
+    private String realmId(String name) {
+        try (PreparedStatement s = db.prepareStatement("SELECT id FROM realm WHERE name = ?")) {
+            s.setString(1, name);
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    throw new IllegalStateException("No realm " + name);
+                }
+                return rs.getString(1);
             }
-            return rs.getString(1);
         } catch (SQLException e) {
-            throw new IllegalStateException("SQL failed: " + sql, e);
+            throw new IllegalStateException("Cannot read the id of realm " + name, e);
         }
     }
 

@@ -1,7 +1,6 @@
 package dev.offlinepreload.testsuite.db;
 
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -19,11 +18,7 @@ public final class SessionSeeder implements AutoCloseable {
     private final Connection db;
 
     public SessionSeeder(KeycloakCluster cluster) {
-        try {
-            db = DriverManager.getConnection(cluster.jdbcUrl(), KeycloakCluster.DB_USER, KeycloakCluster.DB_PASSWORD);
-        } catch (SQLException e) {
-            throw new IllegalStateException("Cannot connect to the cluster's database", e);
-        }
+        db = Sql.connect(cluster);
     }
 
     public static int now() {

@@ -27,23 +27,7 @@ public final class TestRealm {
 
     /** Creates the realm with {@code users} users named user1..userN, each with password "password". */
     public static void create(KeycloakNode node, int users) {
-        RealmRepresentation realm = new RealmRepresentation();
-        realm.setRealm(REALM);
-        realm.setEnabled(true);
-        realm.setSslRequired("none");
-
-        ClientRepresentation client = new ClientRepresentation();
-        client.setClientId(CLIENT_ID);
-        client.setPublicClient(true);
-        client.setDirectAccessGrantsEnabled(true);
-        client.setStandardFlowEnabled(false);
-        realm.setClients(List.of(client));
-
-        realm.setUsers(java.util.stream.IntStream.rangeClosed(1, users).mapToObj(i -> user(i, REALM)).toList());
-
-        try (Keycloak admin = admin(node)) {
-            admin.realms().create(realm);
-        }
+        create(node, realm(REALM, List.of(CLIENT_ID), users));
     }
 
     /**
@@ -52,11 +36,22 @@ public final class TestRealm {
      * only for benchmarks and seeding, never a production setting.
      */
     public static void create(KeycloakNode node, String realmName, List<String> clientIds, int users) {
+        RealmRepresentation realm = realm(realmName, clientIds, users);
+        realm.setPasswordPolicy("hashIterations(1)");
+        create(node, realm);
+    }
+
+    private static void create(KeycloakNode node, RealmRepresentation realm) {
+        try (Keycloak admin = admin(node)) {
+            admin.realms().create(realm);
+        }
+    }
+
+    private static RealmRepresentation realm(String realmName, List<String> clientIds, int users) {
         RealmRepresentation realm = new RealmRepresentation();
         realm.setRealm(realmName);
         realm.setEnabled(true);
         realm.setSslRequired("none");
-        realm.setPasswordPolicy("hashIterations(1)");
         realm.setClients(clientIds.stream().map(id -> {
             ClientRepresentation client = new ClientRepresentation();
             client.setClientId(id);
@@ -66,9 +61,7 @@ public final class TestRealm {
             return client;
         }).toList());
         realm.setUsers(java.util.stream.IntStream.rangeClosed(1, users).mapToObj(i -> user(i, realmName)).toList());
-        try (Keycloak admin = admin(node)) {
-            admin.realms().create(realm);
-        }
+        return realm;
     }
 
     public static String username(int i) {
