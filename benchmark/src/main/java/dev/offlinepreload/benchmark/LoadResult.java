@@ -3,7 +3,7 @@ package dev.offlinepreload.benchmark;
 /**
  * One measured load of {@code sessions} offline sessions into an empty cache.
  *
- * @param loader       "ours", "Keycloak 24.0.5" or "raw JDBC read"
+ * @param loader       {@link #OURS}, {@link #KC24} or {@link #RAW}
  * @param batch        our batch size, or Keycloak 24's sessionsPerSegment (0 for the raw read)
  * @param workers      our workers per node (0 where it does not apply)
  * @param seconds      wall-clock time of the load
@@ -15,6 +15,16 @@ package dev.offlinepreload.benchmark;
  */
 record LoadResult(String loader, int sessions, int batch, int workers, double seconds, long peakHeapMiB,
                   long liveHeapMiB, double dbSeconds, double gcPauseSeconds, String note) {
+
+    static final String OURS = "ours";
+    static final String KC24 = "Keycloak " + LoaderComparison.KC24_VERSION;
+    static final String RAW = "raw JDBC read";
+
+    /** The fastest completed load of {@code sessions} by {@code loader}. */
+    static java.util.Optional<LoadResult> fastest(java.util.List<LoadResult> results, String loader, int sessions) {
+        return results.stream().filter(r -> r.loader().equals(loader) && r.sessions() == sessions && r.ok())
+                .min(java.util.Comparator.comparingDouble(LoadResult::seconds));
+    }
 
     LoadResult withLoader(String name) {
         return new LoadResult(name, sessions, batch, workers, seconds, peakHeapMiB, liveHeapMiB, dbSeconds, gcPauseSeconds, note);

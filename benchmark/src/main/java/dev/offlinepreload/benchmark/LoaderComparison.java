@@ -39,6 +39,8 @@ final class LoaderComparison {
     private final Settings settings;
     private final List<LoadResult> results = new ArrayList<>();
     private long ourBaselineMiB = -1;
+    /** The heap of the capped-heap run (live heap after the largest load + 256 MiB), 0 before it ran. */
+    private long cappedHeapMiB;
 
     LoaderComparison(Settings settings) {
         this.settings = settings;
@@ -84,12 +86,12 @@ final class LoaderComparison {
             int workers = settings.workers().stream().max(Integer::compare).orElseThrow();
             int batch = settings.batches().stream().max(Integer::compare).orElseThrow();
             LoadResult unconstrained = results.stream()
-                    .filter(r -> r.loader().equals("ours") && r.sessions() == largest && r.batch() == batch && r.workers() == workers)
+                    .filter(r -> r.loader().equals(LoadResult.OURS) && r.sessions() == largest && r.batch() == batch && r.workers() == workers)
                     .findFirst().orElseThrow();
             if (unconstrained.liveHeapMiB() > 0) {
-                long heap = unconstrained.liveHeapMiB() + 256;
-                node.setEnv("JAVA_OPTS_APPEND", heapFlags(heap + "m"));
-                results.add(measureOurs(node, db, largest, batch, workers, heap + " MiB heap"));
+                cappedHeapMiB = unconstrained.liveHeapMiB() + 256;
+                node.setEnv("JAVA_OPTS_APPEND", heapFlags(cappedHeapMiB + "m"));
+                results.add(measureOurs(node, db, largest, batch, workers, cappedHeapMiB + " MiB heap"));
                 node.setEnv("JAVA_OPTS_APPEND", heapFlags(settings.heap()));
             }
         }
@@ -121,20 +123,13 @@ final class LoaderComparison {
             }
             // The same constrained heap as ours, at Keycloak 24's best setting.
             int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
-            results.stream().filter(r -> r.loader().equals("ours") && r.note().endsWith("MiB heap")).findFirst()
-                    .ifPresent(constrained -> {
-                        long heap = Long.parseLong(constrained.note().split(" ")[0]);
-                        int best = best(results, "Keycloak " + KC24_VERSION, largest).batch();
-                        node.setEnv("JAVA_OPTS_APPEND", heapFlags(heap + "m"));
-                        node.startupTimeout(Duration.ofMinutes(3));
-                        results.add(measureKeycloak24(node, db, largest, best, heap + " MiB heap"));
-                    });
+            if (cappedHeapMiB > 0) {
+                int best = LoadResult.fastest(results, LoadResult.KC24, largest).orElseThrow().batch();
+                node.setEnv("JAVA_OPTS_APPEND", heapFlags(cappedHeapMiB + "m"));
+                node.startupTimeout(Duration.ofMinutes(3));
+                results.add(measureKeycloak24(node, db, largest, best, cappedHeapMiB + " MiB heap"));
+            }
         }
-    }
-
-    static LoadResult best(List<LoadResult> results, String loader, int sessions) {
-        return results.stream().filter(r -> r.loader().equals(loader) && r.sessions() == sessions && r.ok())
-                .min(java.util.Comparator.comparingDouble(LoadResult::seconds)).orElseThrow();
     }
 
     private LoadResult rawRead(Database db, int size) {
@@ -144,7 +139,7 @@ final class LoaderComparison {
             best = Math.min(best, db.rawRead());
         }
         Progress.say("raw read of %d sessions: %.2f s", size, best);
-        return new LoadResult("raw JDBC read", size, 0, 1, best, -1, -1, best, 0, "");
+        return new LoadResult(LoadResult.RAW, size, 0, 1, best, -1, -1, best, 0, "");
     }
 
     private LoadResult measureOurs(KeycloakNode node, Database db, int size, int batch, int workers, String heapNote) {
@@ -157,10 +152,10 @@ final class LoaderComparison {
             await("preload done").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(200))
                     .until(() -> !node.isRunning() || lastLine(node, l -> OUR_END.matcher(l).find()) != null);
         } catch (RuntimeException e) {
-            return failed("ours", size, batch, workers, node, e);
+            return failed(LoadResult.OURS, size, batch, workers, node, e);
         }
         if (!node.isRunning()) {
-            return failed("ours", size, batch, workers, node, null);
+            return failed(LoadResult.OURS, size, batch, workers, node, null);
         }
         NodeMetrics metrics = NodeMetrics.scrape(node);
         double seconds = metrics.value("keycloak_offline_preload_last_pass_seconds");
@@ -171,7 +166,7 @@ final class LoaderComparison {
         if (loaded < size) {
             note = (note + " loaded only " + loaded).trim();
         }
-        LoadResult result = new LoadResult("ours", size, batch, workers, seconds, gc.peakAfterGcBytes() >> 20,
+        LoadResult result = new LoadResult(LoadResult.OURS, size, batch, workers, seconds, gc.peakAfterGcBytes() >> 20,
                 gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds, gc.pauseMillis() / 1000, note);
         Progress.say("ours: %s", result.csv());
         return result;
@@ -184,7 +179,7 @@ final class LoaderComparison {
         try {
             node.restart(); // Keycloak 24 loads during startup: ready means loaded
         } catch (RuntimeException e) {
-            return failed("Keycloak " + KC24_VERSION, size, segment, 0, node, e);
+            return failed(LoadResult.KC24, size, segment, 0, node, e);
         }
         List<String> lines = node.log().linesSinceStart();
         String start = lastLine(node, l -> l.contains(KC24_START));
@@ -197,7 +192,7 @@ final class LoaderComparison {
         double seconds = Duration.between(from, to).toMillis() / 1000.0;
         double dbSeconds = db.sessionTableSeconds();
         GcLog.Window gc = GcLog.window(node.log().linesSinceStart(), l -> l.contains(KC24_START), l -> l.contains(KC24_END));
-        LoadResult result = new LoadResult("Keycloak " + KC24_VERSION, size, segment, 0, seconds,
+        LoadResult result = new LoadResult(LoadResult.KC24, size, segment, 0, seconds,
                 gc.peakAfterGcBytes() >> 20, gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds,
                 gc.pauseMillis() / 1000, heapNote == null ? "" : heapNote);
         Progress.say("Keycloak 24: %s", result.csv());

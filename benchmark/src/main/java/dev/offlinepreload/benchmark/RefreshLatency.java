@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntConsumer;
+import java.util.function.IntPredicate;
 
 import dev.offlinepreload.testsuite.cluster.Images;
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
@@ -151,22 +153,15 @@ final class RefreshLatency {
         List<Double> during = Collections.synchronizedList(new ArrayList<>());
         List<Double> after = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger failures = new AtomicInteger();
-        AtomicInteger next = new AtomicInteger();
         List<KeycloakNode> nodes = cluster.nodes();
-        ExecutorService pool = Executors.newFixedThreadPool(CONCURRENCY);
         long start = System.nanoTime();
-        for (int t = 0; t < CONCURRENCY; t++) {
-            pool.submit(() -> {
-                while (!stop.get()) {
-                    int i = next.getAndIncrement();
-                    boolean duringLoad = loading.get();
-                    double ms = refresh(nodes.get(i % nodes.size()), tokens.get(i % tokens.size()), failures);
-                    if (ms >= 0) {
-                        (duringLoad && loading.get() ? during : after).add(ms);
-                    }
-                }
-            });
-        }
+        ExecutorService pool = inParallel(i -> !stop.get(), i -> {
+            boolean duringLoad = loading.get();
+            double ms = refresh(nodes.get(i % nodes.size()), tokens.get(i % tokens.size()), failures);
+            if (ms >= 0) {
+                (duringLoad && loading.get() ? during : after).add(ms);
+            }
+        });
         awaitLoaded(cluster);
         loading.set(false);
         double loadSeconds = (System.nanoTime() - start) / 1e9;
@@ -189,20 +184,13 @@ final class RefreshLatency {
         long missesBefore = nodes.stream().mapToLong(n -> NodeMetrics.scrape(n).misses("offlineSessions")).sum();
         List<Double> millis = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger failures = new AtomicInteger();
-        AtomicInteger next = new AtomicInteger();
-        ExecutorService pool = Executors.newFixedThreadPool(CONCURRENCY);
         long start = System.nanoTime();
-        for (int t = 0; t < CONCURRENCY; t++) {
-            pool.submit(() -> {
-                for (int i = next.getAndIncrement(); i < tokens.size(); i = next.getAndIncrement()) {
-                    double ms = refresh(nodes.get(i % nodes.size()), tokens.get(i), failures);
-                    if (ms >= 0) {
-                        millis.add(ms);
-                    }
-                }
-            });
-        }
-        shutdown(pool);
+        shutdown(inParallel(i -> i < tokens.size(), i -> {
+            double ms = refresh(nodes.get(i % nodes.size()), tokens.get(i), failures);
+            if (ms >= 0) {
+                millis.add(ms);
+            }
+        }));
         double seconds = (System.nanoTime() - start) / 1e9;
         long misses = nodes.stream().mapToLong(n -> NodeMetrics.scrape(n).misses("offlineSessions")).sum() - missesBefore;
         Pass pass = new Pass(setup, when, new Latencies(millis, failures.get(), seconds),
@@ -230,26 +218,33 @@ final class RefreshLatency {
 
     private static List<String> login(KeycloakCluster cluster, Realm realm, int count) {
         List<String> tokens = Collections.synchronizedList(new ArrayList<>());
-        AtomicInteger next = new AtomicInteger();
-        ExecutorService pool = Executors.newFixedThreadPool(CONCURRENCY);
         List<KeycloakNode> nodes = cluster.nodes();
-        for (int t = 0; t < CONCURRENCY; t++) {
-            pool.submit(() -> {
-                for (int i = next.getAndIncrement(); i < count; i = next.getAndIncrement()) {
-                    OidcClient.TokenResponse login = new OidcClient(nodes.get(i % nodes.size()), realm.name(), CLIENT)
-                            .offlineLogin(TestRealm.username(i % USERS + 1), "password");
-                    if (login.status() != 200) {
-                        throw new IllegalStateException("login failed: " + login);
-                    }
-                    tokens.add(login.refreshToken());
-                }
-            });
-        }
-        shutdown(pool);
+        shutdown(inParallel(i -> i < count, i -> {
+            OidcClient.TokenResponse login = new OidcClient(nodes.get(i % nodes.size()), realm.name(), CLIENT)
+                    .offlineLogin(TestRealm.username(i % USERS + 1), "password");
+            if (login.status() != 200) {
+                throw new IllegalStateException("login failed: " + login);
+            }
+            tokens.add(login.refreshToken());
+        }));
         if (tokens.size() != count) {
             throw new IllegalStateException("only " + tokens.size() + " of " + count + " logins succeeded");
         }
         return new ArrayList<>(tokens);
+    }
+
+    /** task(0), task(1), ... on CONCURRENCY threads, each taking the next index while {@code more} allows it. */
+    private static ExecutorService inParallel(IntPredicate more, IntConsumer task) {
+        AtomicInteger next = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(CONCURRENCY);
+        for (int t = 0; t < CONCURRENCY; t++) {
+            pool.submit(() -> {
+                for (int i = next.getAndIncrement(); more.test(i); i = next.getAndIncrement()) {
+                    task.accept(i);
+                }
+            });
+        }
+        return pool;
     }
 
     private static void awaitLoaded(KeycloakCluster cluster) {

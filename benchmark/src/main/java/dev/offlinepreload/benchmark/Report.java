@@ -23,9 +23,9 @@ final class Report {
 
     /** The provider's default batch size; BenchmarkDefaultsTest keeps it equal to PreloadOption.BATCH_SIZE. */
     static final int DEFAULT_BATCH = 1000;
-    static final String OURS = "ours";
-    static final String KC24 = "Keycloak " + LoaderComparison.KC24_VERSION;
-    static final String RAW = "raw JDBC read";
+    private static final String OURS = LoadResult.OURS;
+    private static final String KC24 = LoadResult.KC24;
+    private static final String RAW = LoadResult.RAW;
 
     private final Settings settings;
     private final String command;
@@ -317,8 +317,7 @@ final class Report {
     }
 
     private LoadResult best(String loader, int size) {
-        return loads.stream().filter(r -> r.loader().equals(loader) && r.sessions() == size && r.ok())
-                .min(Comparator.comparingDouble(LoadResult::seconds)).orElse(null);
+        return LoadResult.fastest(loads, loader, size).orElse(null);
     }
 
     private Optional<RefreshLatency.Pass> pass(String setup, String whenContains) {
