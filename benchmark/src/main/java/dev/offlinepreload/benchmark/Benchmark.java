@@ -20,8 +20,10 @@ public final class Benchmark {
         long start = System.nanoTime();
 
         LoaderComparison loaders = new LoaderComparison(settings);
-        if (settings.runs("loaders")) {
+        if (settings.runs("ours")) {
             loaders.runOurs();
+        }
+        if (settings.runs("kc24")) {
             loaders.runKeycloak24();
         }
         RefreshLatency refresh = new RefreshLatency(settings);

@@ -2,6 +2,10 @@ package dev.offlinepreload.benchmark;
 
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
@@ -31,6 +35,7 @@ final class LoaderComparison {
     private static final int USERS = 1000;
     private static final SeedShape SHAPE = new SeedShape(0, 1, 2, 0, 0, 14 * 24 * 3600);
 
+    private static final String JFR_FILE = "/tmp/preload.jfr";
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final Pattern OUR_END = Pattern.compile("Offline session preload on \\S+ .* in [0-9.]+ s: \\d+ loaded");
     private static final String KC24_START = "Start pre-loading userSessions from persistent storage";
@@ -66,6 +71,9 @@ final class LoaderComparison {
             KeycloakNode node = cluster.node(1);
             Database db = new Database(cluster);
             Seeding seeding = new Seeding(cluster, node);
+            if (settings.jfrSeconds() > 0) {
+                recordProfiles(node);
+            }
 
             node.setEnv(PRELOAD + "PRELOADING", "false");
             node.restart();
@@ -82,13 +90,14 @@ final class LoaderComparison {
                     }
                 }
             }
-            // Memory target: the largest batch must complete in a heap of the cached data + 256 MiB.
+            // Memory target: the largest batch must complete in a heap of the cached data + 256 MiB (measured beside
+            // Keycloak 24 under the same cap, so only in runs that include it).
             int workers = settings.workers().stream().max(Integer::compare).orElseThrow();
             int batch = settings.batches().stream().max(Integer::compare).orElseThrow();
             LoadResult unconstrained = results.stream()
                     .filter(r -> r.loader().equals(LoadResult.OURS) && r.sessions() == largest && r.batch() == batch && r.workers() == workers)
                     .findFirst().orElseThrow();
-            if (unconstrained.liveHeapMiB() > 0) {
+            if (unconstrained.liveHeapMiB() > 0 && settings.runs("kc24")) {
                 cappedHeapMiB = unconstrained.liveHeapMiB() + 256;
                 node.setEnv("JAVA_OPTS_APPEND", heapFlags(cappedHeapMiB + "m"));
                 results.add(measureOurs(node, db, largest, batch, workers, cappedHeapMiB + " MiB heap"));
@@ -162,6 +171,9 @@ final class LoaderComparison {
         long loaded = metrics.preloaded("loaded");
         double dbSeconds = db.sessionTableSeconds();
         GcLog.Window gc = awaitWindow(node, l -> true, l -> OUR_END.matcher(l).find());
+        if (settings.jfrSeconds() > 0) {
+            copyProfile(node, "ours-" + size + "-b" + batch + "-w" + workers);
+        }
         String note = heapNote == null ? "" : heapNote;
         if (loaded < size) {
             note = (note + " loaded only " + loaded).trim();
@@ -231,6 +243,36 @@ final class LoaderComparison {
             }
         }
         return null;
+    }
+
+    /**
+     * Every start of the node records a JFR profile of its first {@code --jfr} seconds, which the benchmark copies
+     * into the results folder's jfr/ after the load, one file per run ({@code jfr print --events
+     * jdk.ExecutionSample}, or JDK Mission Control).
+     */
+    private void recordProfiles(KeycloakNode node) {
+        node.setEnv("JAVA_OPTS_APPEND", heapFlags(settings.heap()) + " -XX:StartFlightRecording=settings=profile,duration="
+                + settings.jfrSeconds() + "s,filename=" + JFR_FILE);
+        Progress.say("ours: JFR profiles of the first %d s of every start go to %s", settings.jfrSeconds(),
+                settings.out().resolve("jfr").toAbsolutePath());
+    }
+
+    private void copyProfile(KeycloakNode node, String name) {
+        Path target = settings.out().resolve("jfr").resolve(name + ".jfr");
+        try {
+            Files.createDirectories(target.getParent());
+            await("JFR recording written").atMost(Duration.ofSeconds(settings.jfrSeconds() + 30L))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .until(() -> node.execInContainer("test", "-s", JFR_FILE).getExitCode() == 0);
+            Thread.sleep(2000); // the JVM writes the file in one go, but give it time to finish
+            node.copyFileFromContainer(JFR_FILE, target.toString());
+            Progress.say("ours: profile in %s", target);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /** -Xms = -Xmx so that every run has the same heap, plus the GC log flags; an OOM ends the JVM instead of hanging. */
