@@ -10,11 +10,13 @@ import java.util.concurrent.TimeUnit;
 import dev.offlinepreload.cluster.ClusterGate;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.config.PreloadConfig;
-import dev.offlinepreload.keycloak.KeycloakSessionStore;
-import dev.offlinepreload.load.Backoff;
 import dev.offlinepreload.load.LoadRun;
 import dev.offlinepreload.load.LoadStats;
-import dev.offlinepreload.load.RevocationRecheck;
+import dev.offlinepreload.load.RateLimit;
+import dev.offlinepreload.load.Retry;
+import dev.offlinepreload.load.RevocationGuard;
+import dev.offlinepreload.load.SessionStore;
+import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.LoadPlan;
 import dev.offlinepreload.plan.LoadPlanner;
 import dev.offlinepreload.report.PreloadMetrics;
@@ -23,32 +25,44 @@ import dev.offlinepreload.report.ProgressLog;
 import org.jboss.logging.Logger;
 
 /**
- * One load pass per settled topology, on a background thread: gate (topology settled) → plan (what this node owns,
- * most recent first, within capacity) → run (workers, batches) → report (logs, metrics). If the topology moves while
- * loading, the pass stops and plans again for the new topology instead of finishing a stale plan. After a pass it
- * watches the topology: when nodes join or leave, the next pass loads only what this node newly owns (what it
- * already holds is skipped by the plan).
+ * One load pass per settled topology, on a background thread: gate (both offline caches settled) → plan (what this
+ * node owns and does not hold whole, within capacity) → run (workers, batches) → check (what the caches still hold of
+ * it) → report (logs, metrics). If the topology moves while loading, the pass stops and plans again for the new
+ * topology instead of finishing a stale plan. After a pass it watches the topology: when nodes join, leave or merge
+ * back, the next pass loads only what this node newly owns or lost (what it holds whole is skipped by the plan).
+ * It depends on the loader's ports only ({@link SessionStore}), so its control flow is unit-tested with fakes.
  */
 public final class PreloadCoordinator implements AutoCloseable {
 
     private static final Logger log = Logger.getLogger(PreloadCoordinator.class);
     private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
 
+    /** How one pass for one topology ended. */
+    enum PassOutcome {
+        /** The plan was worked through (or capacity reached); the node holds its share. */
+        DONE,
+        /** The topology moved while loading: plan again once it settles. */
+        TOPOLOGY_MOVED,
+        /** The database failed for longer than database-retry-seconds; the next topology change tries again. */
+        FAILED,
+        /** The node is shutting down. */
+        SHUT_DOWN
+    }
+
     private final PreloadConfig config;
-    private final KeycloakSessionStore store;
+    private final SessionStore store;
     private final PreloadMetrics metrics;
+    private final RevocationGuard guard;
     private final ExecutorService passes = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-coordinator"));
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "offline-preload-progress"));
-    /** Second revocation checks run here, so a pass ends (and the next can start) without waiting for them. */
-    private final ExecutorService rechecks = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-recheck"));
-    private final java.util.Set<RevocationRecheck> pendingRechecks = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final CompletableFuture<Void> firstPass = new CompletableFuture<>();
     private volatile boolean closing;
 
-    public PreloadCoordinator(PreloadConfig config, KeycloakSessionStore store, PreloadMetrics metrics) {
+    public PreloadCoordinator(PreloadConfig config, SessionStore store, PreloadMetrics metrics) {
         this.config = config;
         this.store = store;
         this.metrics = metrics;
+        this.guard = new RevocationGuard(store, config.revocationRecheck());
     }
 
     /**
@@ -62,7 +76,7 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     private void watch() {
-        int loadedFor = Integer.MIN_VALUE;
+        long loadedFor = Long.MIN_VALUE;
         try {
             while (!closing) {
                 TopologySnapshot now = store.topology();
@@ -82,109 +96,114 @@ public final class PreloadCoordinator implements AutoCloseable {
         }
     }
 
-    /** @return the topology id the pass completed for (a failed pass counts: no retry loop until the next change) */
-    private int pass(int expectedMembers, Duration joinTimeout) throws InterruptedException {
+    /** @return the topology id the pass ended for (a failed pass counts: no retry loop until the next change) */
+    private long pass(int expectedMembers, Duration joinTimeout) {
         long start = System.nanoTime();
+        metrics.state(PreloadState.WAITING_FOR_NODES);
+        ClusterGate gate = new ClusterGate(store.nodeName(), store::topology, () -> closing);
         TopologySnapshot topology = null;
+        PassOutcome outcome = PassOutcome.SHUT_DOWN;
         try {
-            metrics.state(PreloadState.WAITING_FOR_NODES);
-            boolean complete = false;
-            while (!closing && !complete) {
-                topology = new ClusterGate(store.nodeName(), store::topology, () -> closing).await(expectedMembers, joinTimeout);
-                expectedMembers = 1; // after a topology change mid-pass, plan again as soon as it settles
-                if (topology == null) {
-                    return Integer.MIN_VALUE;
+            topology = gate.await(expectedMembers, joinTimeout);
+            while (topology != null) {
+                outcome = loadFor(topology);
+                if (outcome != PassOutcome.TOPOLOGY_MOVED) {
+                    break;
                 }
-                complete = loadFor(topology);
-                if (!complete && !closing) {
-                    log.infof("Offline session preload on %s: the cluster topology changed while loading; planning again",
-                            store.nodeName());
-                }
+                log.infof("Offline session preload on %s: the cluster topology changed while loading; planning again",
+                        store.nodeName());
+                topology = gate.await(1, Duration.ZERO);
             }
-            metrics.passCompleted((System.nanoTime() - start) / 1_000_000);
-            if (metrics.state() != PreloadState.FAILED) {
-                metrics.state(closing ? PreloadState.IDLE : PreloadState.DONE);
-            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // close(): the outcome stays SHUT_DOWN
         } catch (RuntimeException | Error e) {
             // A failed preload must never take the node down: requests keep loading sessions lazily.
-            metrics.state(PreloadState.FAILED);
+            outcome = PassOutcome.FAILED;
             log.errorf(e, "Offline session preload on %s failed; sessions are loaded lazily until the next topology change",
                     store.nodeName());
         }
+        metrics.passCompleted((System.nanoTime() - start) / 1_000_000);
+        metrics.state(switch (outcome) {
+            case DONE -> PreloadState.DONE;
+            case FAILED -> PreloadState.FAILED;
+            case SHUT_DOWN, TOPOLOGY_MOVED -> PreloadState.IDLE;
+        });
         return topology == null ? store.topology().id() : topology.id();
     }
 
-    /** @return false if the topology moved (plan again), true if this topology's pass is over, whatever its outcome */
-    private boolean loadFor(TopologySnapshot topology) throws InterruptedException {
-        LoadPlan plan = plan(topology);
-        metrics.planned(plan.toLoad().size());
+    private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
+        Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topology().id() != topology.id());
+        LoadPlan plan;
+        try {
+            LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, config.fillLimit(store.sessionsMaxCount()),
+                    config.batchSize());
+            plan = retry.call("reading the session ids", () -> planner.plan(store::forEachCandidate));
+        } catch (Retry.GaveUp e) {
+            if (closing) {
+                return PassOutcome.SHUT_DOWN;
+            }
+            if (store.topology().id() != topology.id()) {
+                return PassOutcome.TOPOLOGY_MOVED;
+            }
+            log.errorf("Offline session preload on %s failed: the database kept failing for %d s while planning (%s). "
+                    + "Sessions are loaded lazily; preloading tries again at the next topology change.",
+                    store.nodeName(), config.databaseRetry().toSeconds(), e.getMessage());
+            return PassOutcome.FAILED;
+        }
+        metrics.planned(plan.toLoad());
         metrics.state(PreloadState.LOADING);
 
         ProgressLog progress = new ProgressLog(store.nodeName());
         progress.started(plan, "mode " + store.sessionMode() + ", settings " + config.describe());
         LoadStats stats = new LoadStats(metrics.lifetime());
-        RevocationRecheck recheck = new RevocationRecheck(store, store, config.revocationRecheck(), System::nanoTime, stats);
         long clientLimit = Math.max(0, config.fillLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
-        LoadRun run = new LoadRun(store, config.batchSize(), config.workers(), config.databaseRetry(),
-                new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30)), recheck, progress,
-                () -> closing || store.topology().id() != topology.id());
+        LoadRun run = new LoadRun(store, config.workers(), retry, new RateLimit(config.maxSessionsPerSecond(), System::nanoTime),
+                guard, progress, () -> closing || store.topology().id() != topology.id());
 
-        var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad().size()), 1, 1, TimeUnit.SECONDS);
+        var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad()), 1, 1, TimeUnit.SECONDS);
         LoadRun.Outcome outcome;
         try {
-            outcome = run.run(plan.toLoad(), clientLimit, stats);
+            outcome = run.run(plan.batches(), clientLimit, stats);
         } finally {
             ticking.cancel(false);
         }
-        finishInBackground(recheck);
-        boolean topologyMoved = outcome == LoadRun.Outcome.STOPPED && !closing;
         switch (outcome) {
-            case COMPLETE -> progress.finished(stats, "finished");
-            case CAPACITY -> progress.finished(stats, "stopped at this node's capacity");
-            case STOPPED -> progress.finished(stats, closing ? "stopped by shutdown" : "stopped by a topology change");
-            case DATABASE_UNAVAILABLE -> {
-                progress.finished(stats, "gave up");
-                metrics.state(PreloadState.FAILED);
+            case COMPLETE, CAPACITY -> {
+                long missing = missing(plan, stats);
+                metrics.missing(missing);
+                progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "finished" : "stopped at this node's capacity", missing);
+                return PassOutcome.DONE;
+            }
+            case STOPPED -> {
+                progress.finished(stats, closing ? "stopped by shutdown" : "stopped by a topology change", -1);
+                return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
+            }
+            default -> {
+                progress.finished(stats, "gave up", -1);
                 log.errorf("Offline session preload on %s gave up: the database kept failing for %d s (%s). The sessions "
                         + "not loaded are loaded lazily; preloading tries again at the next topology change.",
                         store.nodeName(), config.databaseRetry().toSeconds(), run.databaseError());
+                return PassOutcome.FAILED;
             }
         }
-        return !topologyMoved;
     }
 
-    /** Streams the candidates and plans; a database error is retried with backoff for database-retry-seconds. */
-    private LoadPlan plan(TopologySnapshot topology) throws InterruptedException {
-        long limit = config.fillLimit(store.sessionsMaxCount());
-        long deadline = System.nanoTime() + config.databaseRetry().toNanos();
-        Backoff backoff = new Backoff(Duration.ofMillis(500), Duration.ofSeconds(30));
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return new LoadPlanner(topology.owns(), store::isCached, limit).plan(store::forEachCandidate);
-            } catch (RuntimeException e) {
-                if (closing || System.nanoTime() > deadline) {
-                    throw e;
+    /**
+     * What the pass achieved: sessions of the plan that the caches do not hold whole now, less those the pass did not
+     * load on purpose (expired, gone, skipped, failed, not reached at capacity). A cache that drops entries after they
+     * were put (a rebalance finishing, eviction) shows up here instead of going unnoticed.
+     */
+    private long missing(LoadPlan plan, LoadStats stats) {
+        long notCached = 0;
+        for (Batch batch : plan.batches()) {
+            for (String id : batch.ids()) {
+                if (!store.isCached(id)) {
+                    notCached++;
                 }
-                log.warnf("Offline session preload on %s: reading the session ids failed (attempt %d), retrying in %d ms: %s",
-                        store.nodeName(), attempt, backoff.after(attempt).toMillis(), e);
-                Thread.sleep(backoff.after(attempt).toMillis());
             }
         }
-    }
-
-    private void finishInBackground(RevocationRecheck recheck) {
-        if (closing) {
-            recheck.evictAll();
-            return;
-        }
-        pendingRechecks.add(recheck);
-        rechecks.execute(() -> {
-            try {
-                recheck.finish();
-            } finally {
-                pendingRechecks.remove(recheck);
-            }
-        });
+        long notLoaded = plan.toLoad() - stats.loaded() - stats.repaired();
+        return Math.max(0, notCached - notLoaded);
     }
 
     @Override
@@ -192,8 +211,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         closing = true;
         passes.shutdownNow();
         ticker.shutdownNow();
-        rechecks.shutdownNow();
-        pendingRechecks.forEach(RevocationRecheck::evictAll);
+        guard.close();
         try {
             if (!passes.awaitTermination(30, TimeUnit.SECONDS)) {
                 log.warn("Offline session preload did not stop within 30 s of shutdown");

@@ -44,6 +44,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
     private KeycloakSessionFactory sessionFactory;
     private PreloadMetrics metrics;
     private PreloadCoordinator coordinator;
+    private KeycloakSessionStore store;
 
     @Override
     public void init(Config.Scope scope) {
@@ -92,7 +93,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
                 log.infof("Offline session preloading does not apply on this node: %s", reason);
                 return;
             }
-            KeycloakSessionStore store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID);
+            store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID);
             if (!config.participates(store.nodeName())) {
                 metrics.state(PreloadState.NOT_APPLICABLE);
                 log.infof("Offline session preloading: node %s is not in %s=%s; it serves its share lazily",
@@ -118,6 +119,10 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
         if (coordinator != null) {
             coordinator.close();
             coordinator = null;
+        }
+        if (store != null) {
+            store.close();
+            store = null;
         }
         super.close();
     }

@@ -4,12 +4,12 @@ import java.util.List;
 import java.util.function.Predicate;
 
 /**
- * The offline-sessions cache's topology at one moment, as far as loading cares.
+ * Both offline caches' topology at one moment, as far as loading cares.
  *
- * @param id      Infinispan's topology id; it changes whenever ownership can change
- * @param stable  no rebalance in progress
- * @param members node names in the topology
- * @param owns    whether this node is the primary owner of a user session id in this topology
+ * @param id      changes whenever ownership in either cache can change (both caches' Infinispan topology ids)
+ * @param stable  both caches have the same members, and neither is rebalancing or resolving conflicts
+ * @param members node names in the offlineSessions topology
+ * @param owns    whether this node is the primary owner of a user session id (and so of its client sessions)
  */
-public record TopologySnapshot(int id, boolean stable, List<String> members, Predicate<String> owns) {
+public record TopologySnapshot(long id, boolean stable, List<String> members, Predicate<String> owns) {
 }

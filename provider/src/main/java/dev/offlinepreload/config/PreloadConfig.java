@@ -19,16 +19,17 @@ import java.util.function.Function;
  * @param expectedClusterSize  members the first pass waits for
  * @param joinTimeout          how long the first pass waits for them
  * @param revocationRecheck    delay of the second database check of each imported batch
+ * @param maxSessionsPerSecond most sessions loaded per second on this node; 0 = no cap
  * @param holdReadiness        whether startup waits for this node's share
  */
 public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<String> participatingNodes,
                             int maxSessionsPerNode, int headroomPercent, Duration databaseRetry,
                             int expectedClusterSize, Duration joinTimeout,
-                            Duration revocationRecheck, boolean holdReadiness) {
+                            Duration revocationRecheck, int maxSessionsPerSecond, boolean holdReadiness) {
 
     /** Used when the configuration is invalid: the node keeps serving, lazily, like stock Keycloak. */
     public static final PreloadConfig DISABLED = new PreloadConfig(false, 1000, 1, Set.of(), 0, 10,
-            Duration.ofSeconds(120), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), false);
+            Duration.ofSeconds(120), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, false);
 
     /**
      * @param lookup returns the raw value an operator set for an option key, or null when unset
@@ -48,6 +49,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
                 options.integer(PreloadOption.EXPECTED_CLUSTER_SIZE, 1, 1000),
                 Duration.ofSeconds(options.integer(PreloadOption.JOIN_TIMEOUT_SECONDS, 0, 86_400)),
                 Duration.ofSeconds(options.integer(PreloadOption.REVOCATION_RECHECK_SECONDS, 0, 3600)),
+                options.integer(PreloadOption.MAX_SESSIONS_PER_SECOND, 0, 10_000_000),
                 options.bool(PreloadOption.HOLD_READINESS));
     }
 
@@ -79,6 +81,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
         values.put(PreloadOption.EXPECTED_CLUSTER_SIZE.key(), Integer.toString(expectedClusterSize));
         values.put(PreloadOption.JOIN_TIMEOUT_SECONDS.key(), Long.toString(joinTimeout.toSeconds()));
         values.put(PreloadOption.REVOCATION_RECHECK_SECONDS.key(), Long.toString(revocationRecheck.toSeconds()));
+        values.put(PreloadOption.MAX_SESSIONS_PER_SECOND.key(), Integer.toString(maxSessionsPerSecond));
         values.put(PreloadOption.HOLD_READINESS.key(), Boolean.toString(holdReadiness));
         return values;
     }

@@ -12,7 +12,7 @@ public enum PreloadOption {
             "Load offline sessions from the database into the caches after startup. (Keycloak's own build-time "
                     + "option 'enabled' switches the whole provider on or off.)"),
     BATCH_SIZE("batch-size", "int", "1000",
-            "Offline sessions read and imported per batch, 1 to 100000. Id lists in SQL are split at 1000."),
+            "Offline sessions read and imported per batch, 1 to 100000: one key-range read per table, or id lists split at 1000."),
     WORKERS_PER_NODE("workers-per-node", "int", null,
             "Loader threads per node, 1 to 64; each holds at most one database connection. Default: the node's CPUs."),
     PARTICIPATING_NODES("participating-nodes", "string", "*",
@@ -34,6 +34,9 @@ public enum PreloadOption {
     REVOCATION_RECHECK_SECONDS("revocation-recheck-seconds", "int", "30",
             "Seconds after import when each batch is checked against the database a second time, 0 to 3600, so "
                     + "that a session revoked while it was being loaded is removed again."),
+    MAX_SESSIONS_PER_SECOND("max-sessions-per-second", "int", "0",
+            "Most offline sessions one node loads per second, 0 to 10000000; 0 = no cap. Lets a node load gently "
+                    + "while it serves requests."),
     HOLD_READINESS("hold-readiness", "boolean", "false",
             "Keep the node from becoming ready (startup blocks) until its share is loaded.");
 

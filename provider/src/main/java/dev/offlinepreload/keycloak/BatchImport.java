@@ -2,15 +2,16 @@ package dev.offlinepreload.keycloak;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.BatchResult.SkippedRow;
 import dev.offlinepreload.load.ImportedSession;
 import dev.offlinepreload.load.RowCheck;
+import dev.offlinepreload.plan.Batch;
 import jakarta.persistence.EntityManager;
 import org.keycloak.common.util.Time;
 import org.keycloak.connections.jpa.JpaConnectionProvider;
@@ -22,64 +23,101 @@ import org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity;
 import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
 import org.keycloak.models.session.PersistentAuthenticatedClientSessionAdapter;
 import org.keycloak.models.session.PersistentUserSessionAdapter;
-import org.keycloak.models.sessions.infinispan.PersistentUserSessionProvider;
+import org.keycloak.models.sessions.infinispan.changes.ClientSessionPersistentChangelogBasedTransaction;
+import org.keycloak.models.sessions.infinispan.changes.SessionEntityWrapper;
+import org.keycloak.models.sessions.infinispan.entities.AuthenticatedClientSessionEntity;
+import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
+import org.keycloak.models.sessions.infinispan.entities.UserSessionEntity;
+import org.keycloak.models.sessions.infinispan.util.SessionTimeouts;
 import org.keycloak.storage.StorageId;
 
 /**
- * One batch inside one Keycloak transaction: read the rows, drop what cannot be loaded, import the rest the way
- * Keycloak imports a lazily loaded session (put-if-absent, Keycloak's own lifespans), then re-read which still exist
- * with a shared lock and take out again whatever was deleted meanwhile.
+ * One batch inside one Keycloak transaction: read the batch's rows (one range scan per table, or by id), drop what is
+ * not the batch's or cannot be loaded, put the rest into this node's caches if absent, then take out again whatever
+ * was removed or deleted while the batch ran.
+ * <p>
+ * With persistent user sessions (Keycloak's default) the cache entries are built and put here, per session, exactly
+ * as {@code PersistentUserSessionProvider.importUserSession} builds them for a lazy load (Keycloak's own entity
+ * factories, its {@code SessionTimeouts} lifespans, put-if-absent with the effective lifespan), but as one local,
+ * owner-only write per entry rather than through Keycloak's per-request transaction. A cached session that lacks
+ * some client sessions gets exactly the missing ones. In volatile mode each session goes through Keycloak's own
+ * import, which computes that mode's cache lifespans.
  */
 final class BatchImport {
 
     private final KeycloakSession session;
     private final EntityManager em;
     private final OfflineCaches caches;
+    private final RemovalWatch removals;
     private final boolean persistentSessions;
     private final String providerId;
+    private final Map<String, RealmModel> realms = new HashMap<>();
+    private final Map<String, ClientModel> clients = new HashMap<>();
 
     private final List<ImportedSession> imported = new ArrayList<>();
     private final List<SkippedRow> skipped = new ArrayList<>();
-    private long clientSessions;
     private long alreadyCached;
+    private long repaired;
     private long expired;
     private long gone;
 
-    BatchImport(KeycloakSession session, OfflineCaches caches, boolean persistentSessions, String providerId) {
+    BatchImport(KeycloakSession session, OfflineCaches caches, RemovalWatch removals, boolean persistentSessions,
+                String providerId) {
         this.session = session;
         this.em = session.getProvider(JpaConnectionProvider.class).getEntityManager();
         this.caches = caches;
+        this.removals = removals;
         this.persistentSessions = persistentSessions;
         this.providerId = providerId;
     }
 
-    BatchResult run(List<String> ids) {
+    BatchResult run(Batch batch) {
+        long mark = removals.mark();
         try {
-            List<ImmutablePersistentUserSessionEntity> rows = SessionQueries.userSessions(em, ids);
-            gone += ids.size() - rows.size();
-            Map<String, List<ImmutablePersistentClientSessionEntity>> clientRows = SessionQueries.clientSessions(em, ids)
-                    .stream().collect(Collectors.groupingBy(ImmutablePersistentClientSessionEntity::getUserSessionId));
-            Set<String> localUsers = SessionQueries.existingLocalUsers(em, rows.stream()
-                    .map(ImmutablePersistentUserSessionEntity::userId).filter(BatchImport::isLocalUser).collect(Collectors.toSet()));
+            Set<String> wanted = new HashSet<>(batch.ids());
+            List<ImmutablePersistentUserSessionEntity> rows = new ArrayList<>(batch.size());
+            for (ImmutablePersistentUserSessionEntity row : SessionQueries.userSessions(em, batch)) {
+                if (wanted.contains(row.userSessionId())) {
+                    rows.add(row);
+                }
+            }
+            gone += batch.size() - rows.size();
+            Map<String, List<ImmutablePersistentClientSessionEntity>> clientRows = new HashMap<>(rows.size() * 2);
+            for (ImmutablePersistentClientSessionEntity row : SessionQueries.clientSessions(em, batch)) {
+                if (wanted.contains(row.getUserSessionId())) {
+                    clientRows.computeIfAbsent(row.getUserSessionId(), id -> new ArrayList<>(2)).add(row);
+                }
+            }
+            Set<String> users = new HashSet<>();
+            rows.forEach(row -> {
+                if (isLocalUser(row.userId())) {
+                    users.add(row.userId());
+                }
+            });
+            Set<String> localUsers = SessionQueries.existingLocalUsers(em, users);
             int now = Time.currentTime();
-            UserSessionProvider provider = session.getProvider(UserSessionProvider.class, providerId);
+            UserSessionProvider provider = persistentSessions ? null : session.getProvider(UserSessionProvider.class, providerId);
             for (ImmutablePersistentUserSessionEntity row : rows) {
                 load(row, clientRows.getOrDefault(row.userSessionId(), List.of()), localUsers, now, provider);
             }
-            removeDeletedMeanwhile();
+            takeOutRemovedSince(mark);
+            takeOutDeleted(batch);
         } catch (RuntimeException e) {
             // Nothing that was put but not checked may stay: evict it, the retry puts it again.
             caches.evict(imported);
             throw e;
+        } finally {
+            removals.release(mark);
         }
-        return new BatchResult(List.copyOf(imported), clientSessions, alreadyCached, expired, gone, List.copyOf(skipped));
+        long clientSessions = imported.stream().mapToLong(s -> s.clientIds().size()).sum();
+        return new BatchResult(List.copyOf(imported), clientSessions, alreadyCached, repaired, expired, gone, List.copyOf(skipped));
     }
 
     private void load(ImmutablePersistentUserSessionEntity row, List<ImmutablePersistentClientSessionEntity> clientRows,
                       Set<String> localUsers, int now, UserSessionProvider provider) {
         String id = row.userSessionId();
         String problem = RowCheck.timestampProblem(row.createOn(), row.lastSessionRefresh(), now);
-        RealmModel realm = problem == null ? session.realms().getRealm(row.realmId()) : null;
+        RealmModel realm = problem == null ? realm(row.realmId()) : null;
         if (problem == null && realm == null) {
             problem = "realm " + row.realmId() + " does not exist";
         }
@@ -90,59 +128,181 @@ final class BatchImport {
             skipped.add(new SkippedRow(id, problem));
             return;
         }
-        if (caches.isCached(id)) {
+        PersistentUserSessionAdapter model = new PersistentUserSessionAdapter(session, row, realm, row.userId(), new HashMap<>());
+        SessionEntityWrapper<UserSessionEntity> cached = caches.session(id);
+        if (cached != null) {
             alreadyCached++; // a request loaded it first; its state is at least as new
+            if (persistentSessions) {
+                completeClientSessions(cached.getEntity(), model, realm, clientRows);
+            }
             return;
         }
-        PersistentUserSessionAdapter model = new PersistentUserSessionAdapter(session, row, realm, row.userId(), new HashMap<>());
         try {
             model.getNotes(); // DATA is parsed lazily: parse it now, so a corrupt row never reaches the cache
         } catch (RuntimeException e) {
             skipped.add(new SkippedRow(id, "DATA is not valid session JSON (" + e.getMessage() + ")"));
             return;
         }
+        if (persistentSessions) {
+            importSession(model, realm, clientRows);
+        } else {
+            importThroughKeycloak(provider, model, realm, clientRows);
+        }
+    }
+
+    /** Persistent mode: the user session entry, then each client session entry, put-if-absent. */
+    private void importSession(PersistentUserSessionAdapter model, RealmModel realm,
+                               List<ImmutablePersistentClientSessionEntity> clientRows) {
+        UserSessionEntity entity = UserSessionEntity.createFromModel(model);
+        entity.setOffline(true);
+        long lifespan = SessionTimeouts.getOfflineSessionLifespanMs(realm, null, entity);
+        long maxIdle = SessionTimeouts.getOfflineSessionMaxIdleMs(realm, null, entity);
+        if (lifespan == SessionTimeouts.ENTRY_EXPIRED_FLAG || maxIdle == SessionTimeouts.ENTRY_EXPIRED_FLAG) {
+            expired++;
+            return;
+        }
+        List<ClientSessionEntry> entries = clientEntries(entity, model, realm, clientRows, null);
+        entries.forEach(e -> entity.getClientSessions().add(e.client().getId()));
+        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent(entity.getId(), new SessionEntityWrapper<>(entity),
+                SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan), -1);
+        if (existing != null) {
+            alreadyCached++; // a request was faster, between the check above and this put
+            completeClientSessions(existing.getEntity(), model, realm, clientRows);
+            return;
+        }
+        List<String> put = new ArrayList<>(entries.size());
+        for (ClientSessionEntry e : entries) {
+            if (caches.putIfAbsent(new EmbeddedClientSessionKey(entity.getId(), e.client().getId()), new SessionEntityWrapper<>(e.entity()),
+                    e.lifespanMs(), -1)) {
+                put.add(e.client().getId());
+            }
+        }
+        imported.add(new ImportedSession(entity.getId(), List.copyOf(put)));
+    }
+
+    /** A cached session whose entry lists client sessions the cache no longer holds: put exactly the missing ones. */
+    private void completeClientSessions(UserSessionEntity cached, PersistentUserSessionAdapter model, RealmModel realm,
+                                        List<ImmutablePersistentClientSessionEntity> clientRows) {
+        List<String> put = new ArrayList<>();
+        for (ClientSessionEntry e : clientEntries(cached, model, realm, clientRows, cached.getClientSessions())) {
+            String clientId = e.client().getId();
+            if (!caches.hasClientSession(cached.getId(), clientId)
+                    && caches.putIfAbsent(new EmbeddedClientSessionKey(cached.getId(), clientId), new SessionEntityWrapper<>(e.entity()),
+                    e.lifespanMs(), -1)) {
+                put.add(clientId);
+            }
+        }
+        if (!put.isEmpty()) {
+            repaired++;
+            imported.add(new ImportedSession(cached.getId(), List.copyOf(put)));
+        }
+    }
+
+    private record ClientSessionEntry(ClientModel client, AuthenticatedClientSessionEntity entity, long lifespanMs) {
+    }
+
+    /**
+     * The client sessions to cache for a user session: those of existing clients with valid DATA that have not
+     * expired, built as Keycloak builds them (timestamp = the user session's last refresh).
+     *
+     * @param only client ids to consider (those a cached entry lists), or null for all
+     */
+    private List<ClientSessionEntry> clientEntries(UserSessionEntity userSession, PersistentUserSessionAdapter model,
+                                                   RealmModel realm, List<ImmutablePersistentClientSessionEntity> clientRows,
+                                                   Set<String> only) {
+        List<ClientSessionEntry> entries = new ArrayList<>(clientRows.size());
+        for (ImmutablePersistentClientSessionEntity clientRow : clientRows) {
+            ClientModel client = client(realm, clientRow.getClientId());
+            if (client == null || only != null && !only.contains(client.getId())) {
+                continue; // client deleted: Keycloak's own loading drops such client sessions the same way
+            }
+            var clientSession = new PersistentAuthenticatedClientSessionAdapter(session, clientRow, realm, client, model);
+            AuthenticatedClientSessionEntity entity;
+            try {
+                entity = ClientSessionPersistentChangelogBasedTransaction.createAuthenticatedClientSessionInstance(
+                        userSession.getId(), userSession.getUser(), clientSession, realm.getId(), client.getId(), true);
+            } catch (RuntimeException e) {
+                skipped.add(new SkippedRow(userSession.getId(), "client session " + clientRow.getClientId()
+                        + " has invalid DATA (" + e.getMessage() + ")"));
+                continue;
+            }
+            entity.setTimestamp(userSession.getLastSessionRefresh());
+            long lifespan = SessionTimeouts.getOfflineClientSessionLifespanMs(realm, client, entity);
+            long maxIdle = SessionTimeouts.getOfflineClientSessionMaxIdleMs(realm, client, entity);
+            if (lifespan != SessionTimeouts.ENTRY_EXPIRED_FLAG && maxIdle != SessionTimeouts.ENTRY_EXPIRED_FLAG) {
+                entries.add(new ClientSessionEntry(client, entity, SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan)));
+            }
+        }
+        return entries;
+    }
+
+    /** Volatile mode: Keycloak's own single-session import (put-if-absent with that mode's lifespan and max-idle). */
+    private void importThroughKeycloak(UserSessionProvider provider, PersistentUserSessionAdapter model, RealmModel realm,
+                                       List<ImmutablePersistentClientSessionEntity> clientRows) {
         List<String> clientIds = new ArrayList<>();
         for (ImmutablePersistentClientSessionEntity clientRow : clientRows) {
-            ClientModel client = realm.getClientById(clientRow.getClientId());
+            ClientModel client = client(realm, clientRow.getClientId());
             if (client == null) {
-                continue; // client deleted: Keycloak's own loading drops such client sessions the same way
+                continue;
             }
             var clientSession = new PersistentAuthenticatedClientSessionAdapter(session, clientRow, realm, client, model);
             try {
                 clientSession.getNotes();
             } catch (RuntimeException e) {
-                skipped.add(new SkippedRow(id, "client session " + clientRow.getClientId() + " has invalid DATA ("
+                skipped.add(new SkippedRow(model.getId(), "client session " + clientRow.getClientId() + " has invalid DATA ("
                         + e.getMessage() + ")"));
                 continue;
             }
-            model.getAuthenticatedClientSessions().put(clientRow.getClientId(), clientSession);
-            clientIds.add(clientRow.getClientId());
+            model.getAuthenticatedClientSessions().put(client.getId(), clientSession);
+            clientIds.add(client.getId());
         }
-        if (importIntoCache(provider, model, id)) {
-            imported.add(new ImportedSession(id, List.copyOf(clientIds)));
-            clientSessions += clientIds.size();
+        provider.importUserSessions(List.of(model), true);
+        if (caches.session(model.getId()) != null) {
+            imported.add(new ImportedSession(model.getId(), List.copyOf(clientIds)));
         } else {
             expired++;
         }
     }
 
-    /** @return false when Keycloak's own timeout rules say the session has expired (nothing is cached then) */
-    private boolean importIntoCache(UserSessionProvider provider, PersistentUserSessionAdapter model, String id) {
-        if (persistentSessions) {
-            return ((PersistentUserSessionProvider) provider).importUserSession(model, true) != null;
+    /** Sessions this batch put whose cache entry a logout or revocation removed after the batch began reading. */
+    private void takeOutRemovedSince(long mark) {
+        List<ImportedSession> kept = new ArrayList<>(imported.size());
+        List<ImportedSession> revoked = new ArrayList<>();
+        for (ImportedSession s : imported) {
+            if (removals.removedSince(s.id(), mark)) {
+                revoked.add(s);
+                continue;
+            }
+            List<String> clientIds = new ArrayList<>(s.clientIds().size());
+            for (String clientId : s.clientIds()) {
+                if (removals.removedSince(new EmbeddedClientSessionKey(s.id(), clientId), mark)) {
+                    caches.evictClientSession(s.id(), clientId);
+                } else {
+                    clientIds.add(clientId);
+                }
+            }
+            kept.add(clientIds.size() == s.clientIds().size() ? s : new ImportedSession(s.id(), List.copyOf(clientIds)));
         }
-        // Volatile mode: a single session takes Keycloak's put-if-absent-with-expiration path (a bulk import would
-        // put entries without lifespan and overwrite newer ones).
-        provider.importUserSessions(List.of(model), true);
-        return caches.isCached(id);
+        caches.evict(revoked);
+        gone += revoked.size();
+        imported.clear();
+        imported.addAll(kept);
     }
 
-    private void removeDeletedMeanwhile() {
-        DeletedSessionSweep.Result sweep = DeletedSessionSweep.sweep(em, caches, imported, true);
+    /** Sessions this batch put that the database no longer has (deleted after the batch read them). */
+    private void takeOutDeleted(Batch batch) {
+        DeletedSessionSweep.Result sweep = DeletedSessionSweep.sweep(em, caches, batch, imported);
         gone += sweep.sessionsRemoved();
         imported.clear();
         imported.addAll(sweep.kept());
-        clientSessions = imported.stream().mapToLong(s -> s.clientIds().size()).sum();
+    }
+
+    private RealmModel realm(String realmId) {
+        return realms.computeIfAbsent(realmId, id -> session.realms().getRealm(id));
+    }
+
+    private ClientModel client(RealmModel realm, String clientId) {
+        return clients.computeIfAbsent(realm.getId() + "/" + clientId, key -> realm.getClientById(clientId));
     }
 
     static boolean isLocalUser(String userId) {

@@ -1,13 +1,15 @@
 package dev.offlinepreload.keycloak;
 
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.ImportedSession;
-import dev.offlinepreload.load.RevocationRecheck;
 import dev.offlinepreload.load.SessionStore;
+import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.Candidate;
 import jakarta.persistence.EntityManager;
 import org.keycloak.common.util.MultiSiteUtils;
@@ -16,14 +18,15 @@ import org.keycloak.connections.infinispan.InfinispanConnectionProvider;
 import org.keycloak.connections.jpa.JpaConnectionProvider;
 import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.KeycloakSessionFactory;
+import org.keycloak.models.RealmModel;
 import org.keycloak.models.utils.KeycloakModelUtils;
 
 /**
  * The loader's access to Keycloak: the database through Keycloak's JPA entities and transactions, the caches through
- * Infinispan. Together with {@link BatchImport}, {@link OfflineCaches} and {@link SessionQueries} this package is the
- * only code that touches Keycloak internals.
+ * Infinispan. Together with {@link BatchImport}, {@link OfflineCaches}, {@link RemovalWatch}, {@link SessionQueries}
+ * and {@link DeletedSessionSweep} this package is the only code that touches Keycloak internals.
  */
-public final class KeycloakSessionStore implements SessionStore, RevocationRecheck.Evictor {
+public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
 
     /** Candidates are filtered by idle time with this margin; Keycloak's own rules decide at import. */
     private static final int IDLE_FILTER_MARGIN_SECONDS = 600;
@@ -32,6 +35,7 @@ public final class KeycloakSessionStore implements SessionStore, RevocationReche
     private final String providerId;
     private final boolean persistentSessions;
     private final OfflineCaches caches;
+    private final RemovalWatch removals = new RemovalWatch();
     private final String nodeName;
 
     private KeycloakSessionStore(KeycloakSessionFactory factory, String providerId, OfflineCaches caches, String nodeName) {
@@ -40,6 +44,8 @@ public final class KeycloakSessionStore implements SessionStore, RevocationReche
         this.persistentSessions = MultiSiteUtils.isPersistentSessionsEnabled();
         this.caches = caches;
         this.nodeName = nodeName;
+        caches.sessionsCache().addListener(removals);
+        caches.clientSessionsCache().addListener(removals);
     }
 
     /** Looks the caches up once; they live as long as the node. */
@@ -53,68 +59,72 @@ public final class KeycloakSessionStore implements SessionStore, RevocationReche
         });
     }
 
+    @Override
     public String nodeName() {
         return nodeName;
     }
 
-    /** "persistent" (the default: sessions written to the database) or "volatile". */
+    @Override
     public String sessionMode() {
         return persistentSessions ? "persistent" : "volatile";
     }
 
+    @Override
     public TopologySnapshot topology() {
         return caches.topology();
     }
 
+    @Override
     public boolean isCached(String userSessionId) {
         return caches.isCached(userSessionId);
     }
 
-    /** Max entries per node of offlineSessions / offlineClientSessions; negative = unbounded. */
+    @Override
     public long sessionsMaxCount() {
         return caches.sessionsMaxCount();
     }
 
+    @Override
     public long clientSessionsMaxCount() {
         return caches.clientSessionsMaxCount();
     }
 
-    public long localSessions() {
-        return caches.localSessions();
-    }
-
+    @Override
     public long localClientSessions() {
         return caches.localClientSessions();
     }
 
+    /** One stream over all realms, in key order; each realm's idle window is applied to the rows as they come. */
     @Override
     public void forEachCandidate(Consumer<Candidate> sink) {
-        record RealmWindow(String id, int oldest) {
-        }
         int now = Time.currentTime();
-        List<RealmWindow> realms = KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
-                session.realms().getRealmsStream()
-                        .map(r -> new RealmWindow(r.getId(), now - r.getOfflineSessionIdleTimeout() - IDLE_FILTER_MARGIN_SECONDS))
-                        .toList());
-        for (RealmWindow realm : realms) {
-            KeycloakModelUtils.runJobInTransaction(factory, session -> {
-                try (var rows = SessionQueries.candidates(em(session), realm.id(), realm.oldest()).getResultStream()) {
-                    rows.forEach(row -> sink.accept(new Candidate((String) row[0], ((Number) row[1]).intValue())));
-                }
-            });
-        }
+        Map<String, Integer> oldestByRealm = KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
+                session.realms().getRealmsStream().collect(Collectors.toMap(RealmModel::getId,
+                        r -> now - r.getOfflineSessionIdleTimeout() - IDLE_FILTER_MARGIN_SECONDS)));
+        int oldest = oldestByRealm.values().stream().min(Integer::compare).orElse(now);
+        KeycloakModelUtils.runJobInTransaction(factory, session -> {
+            try (var rows = SessionQueries.candidates(em(session), oldest).getResultStream()) {
+                rows.forEach(row -> {
+                    Integer realmOldest = oldestByRealm.get((String) row[2]);
+                    int lastRefresh = ((Number) row[1]).intValue();
+                    if (realmOldest != null && lastRefresh >= realmOldest) {
+                        sink.accept(new Candidate((String) row[0], lastRefresh));
+                    }
+                });
+            }
+        });
     }
 
     @Override
-    public BatchResult importBatch(List<String> ids) {
+    public BatchResult importBatch(Batch batch) {
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
-                new BatchImport(session, caches, persistentSessions, providerId).run(ids));
+                new BatchImport(session, caches, removals, persistentSessions, providerId).run(batch));
     }
 
     @Override
-    public int removeDeleted(List<ImportedSession> imported) {
+    public int removeDeleted(Batch batch, List<ImportedSession> imported) {
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
-            DeletedSessionSweep.Result sweep = DeletedSessionSweep.sweep(em(session), caches, imported, false);
+            DeletedSessionSweep.Result sweep = DeletedSessionSweep.sweep(em(session), caches, batch, imported);
             return sweep.sessionsRemoved() + sweep.clientSessionsRemoved();
         });
     }
@@ -122,6 +132,12 @@ public final class KeycloakSessionStore implements SessionStore, RevocationReche
     @Override
     public void evict(List<ImportedSession> sessions) {
         caches.evict(sessions);
+    }
+
+    @Override
+    public void close() {
+        caches.sessionsCache().removeListener(removals);
+        caches.clientSessionsCache().removeListener(removals);
     }
 
     private static EntityManager em(KeycloakSession session) {

@@ -1,6 +1,8 @@
 package dev.offlinepreload.keycloak;
 
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import dev.offlinepreload.cluster.TopologySnapshot;
@@ -11,37 +13,100 @@ import org.infinispan.context.Flag;
 import org.infinispan.distribution.DistributionManager;
 import org.infinispan.distribution.LocalizedCacheTopology;
 import org.infinispan.topology.CacheTopology;
+import org.keycloak.models.sessions.infinispan.changes.SessionEntityWrapper;
+import org.keycloak.models.sessions.infinispan.entities.AuthenticatedClientSessionEntity;
 import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
+import org.keycloak.models.sessions.infinispan.entities.UserSessionEntity;
 
 /**
  * This node's view of the offlineSessions and offlineClientSessions caches: who owns which key, how full they are,
- * and removal of entries. Client sessions live in their user session's segment, so one ownership test covers both.
+ * local put-if-absent, and removal of entries. Client sessions live in their user session's segment, so one
+ * ownership test covers both.
+ * <p>
+ * The loader's writes are local, owner-only writes of data read from the database, as Infinispan's own preload does:
+ * {@code CACHE_MODE_LOCAL} (no remote call: this node is the only owner), no cache store, no cross-site backup, no
+ * statistics (the loader's own lookups must not count as hits or misses). Unlike a preload into an empty cache they
+ * keep their locks and their put-if-absent: requests may load or change the same sessions meanwhile, and their
+ * state always wins.
  */
 final class OfflineCaches {
 
-    private final AdvancedCache<String, ?> sessions;
-    private final AdvancedCache<EmbeddedClientSessionKey, ?> clientSessions;
+    private final AdvancedCache<String, SessionEntityWrapper<UserSessionEntity>> sessions;
+    private final AdvancedCache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions;
 
-    OfflineCaches(Cache<String, ?> sessions, Cache<EmbeddedClientSessionKey, ?> clientSessions) {
-        // Local-only and statistics-neutral: the loader's lookups must not count as cache hits or misses.
-        this.sessions = sessions.getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL, Flag.SKIP_STATISTICS);
-        this.clientSessions = clientSessions.getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL, Flag.SKIP_STATISTICS);
+    OfflineCaches(Cache<String, SessionEntityWrapper<UserSessionEntity>> sessions,
+                  Cache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions) {
+        this.sessions = sessions.getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL, Flag.SKIP_STATISTICS,
+                Flag.SKIP_CACHE_LOAD, Flag.SKIP_CACHE_STORE, Flag.SKIP_XSITE_BACKUP);
+        this.clientSessions = clientSessions.getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL, Flag.SKIP_STATISTICS,
+                Flag.SKIP_CACHE_LOAD, Flag.SKIP_CACHE_STORE, Flag.SKIP_XSITE_BACKUP);
     }
 
+    Cache<?, ?> sessionsCache() {
+        return sessions;
+    }
+
+    Cache<?, ?> clientSessionsCache() {
+        return clientSessions;
+    }
+
+    /**
+     * Both caches' topology. A pass may start only when both have settled on the same members: offlineClientSessions
+     * rebalances on its own schedule, and client sessions put while it still moves segments are dropped when it
+     * finishes.
+     */
     TopologySnapshot topology() {
         DistributionManager distribution = sessions.getDistributionManager();
-        if (distribution == null) {
-            // Local (non-clustered) cache: this node owns everything.
+        DistributionManager clientDistribution = clientSessions.getDistributionManager();
+        if (distribution == null || clientDistribution == null) {
+            // Local (non-clustered) caches: this node owns everything.
             return new TopologySnapshot(0, true, List.of(String.valueOf(sessions.getCacheManager().getAddress())), id -> true);
         }
         LocalizedCacheTopology topology = distribution.getCacheTopology();
-        boolean stable = topology.getPhase() == CacheTopology.Phase.NO_REBALANCE && !distribution.isRehashInProgress();
+        LocalizedCacheTopology clientTopology = clientDistribution.getCacheTopology();
+        boolean stable = settled(distribution, topology) && settled(clientDistribution, clientTopology)
+                && Objects.equals(topology.getMembers(), clientTopology.getMembers());
         List<String> members = topology.getMembers().stream().map(String::valueOf).collect(Collectors.toList());
-        return new TopologySnapshot(topology.getTopologyId(), stable, members, id -> topology.getDistribution(id).isPrimary());
+        long id = ((long) topology.getTopologyId() << 32) | (clientTopology.getTopologyId() & 0xffffffffL);
+        return new TopologySnapshot(id, stable, members, key -> topology.getDistribution(key).isPrimary());
     }
 
+    private static boolean settled(DistributionManager distribution, LocalizedCacheTopology topology) {
+        return topology.getPhase() == CacheTopology.Phase.NO_REBALANCE && !distribution.isRehashInProgress();
+    }
+
+    SessionEntityWrapper<UserSessionEntity> session(String userSessionId) {
+        return sessions.get(userSessionId);
+    }
+
+    boolean hasClientSession(String userSessionId, String clientId) {
+        return clientSessions.containsKey(new EmbeddedClientSessionKey(userSessionId, clientId));
+    }
+
+    /** Whether the session is cached with every client session its entry lists. */
     boolean isCached(String userSessionId) {
-        return sessions.containsKey(userSessionId);
+        SessionEntityWrapper<UserSessionEntity> wrapper = sessions.get(userSessionId);
+        if (wrapper == null) {
+            return false;
+        }
+        for (String clientId : wrapper.getEntity().getClientSessions()) {
+            if (!hasClientSession(userSessionId, clientId)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** @return the entry already cached (then nothing was put), or null if this one was put */
+    SessionEntityWrapper<UserSessionEntity> putIfAbsent(String id, SessionEntityWrapper<UserSessionEntity> wrapper,
+                                                        long lifespanMs, long maxIdleMs) {
+        return sessions.putIfAbsent(id, wrapper, lifespanMs, TimeUnit.MILLISECONDS, maxIdleMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** @return whether it was put (false: a client session was cached already) */
+    boolean putIfAbsent(EmbeddedClientSessionKey key, SessionEntityWrapper<AuthenticatedClientSessionEntity> wrapper,
+                        long lifespanMs, long maxIdleMs) {
+        return clientSessions.putIfAbsent(key, wrapper, lifespanMs, TimeUnit.MILLISECONDS, maxIdleMs, TimeUnit.MILLISECONDS) == null;
     }
 
     long sessionsMaxCount() {

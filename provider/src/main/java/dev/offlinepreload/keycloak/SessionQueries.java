@@ -6,15 +6,19 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
+import dev.offlinepreload.plan.Batch;
 import jakarta.persistence.EntityManager;
-import jakarta.persistence.LockModeType;
+import jakarta.persistence.TypedQuery;
 import org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity;
 import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
 
 /**
- * The loader's queries, in JPQL over Keycloak's own session entities so Hibernate writes each database's dialect.
- * Id lists are cut at 1000 (Oracle's IN-list limit) and every query is served by a primary key or an existing index.
+ * The loader's queries, in JPQL over Keycloak's own session entities so Hibernate writes each database's dialect and
+ * schema. A batch is read either as a key range (one range scan of each table's primary key, no per-id work) or by
+ * id; id lists are cut at 1000 (Oracle's IN-list limit). Every query is served by a primary key or an existing index,
+ * and none takes a lock.
  * <p>
  * An id list is bound as single parameters {@code (:id0, ..., :idN)} with N padded up to the next power of two or
  * 1000 (by repeating the last id), never as one list parameter: Hibernate translates a query with a list parameter
@@ -28,71 +32,56 @@ final class SessionQueries {
     /** Powers of two, then the limit: never more than twice the parameters needed, at most 11 shapes per query. */
     private static final int[] PADDED_SIZES = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, MAX_IN_LIST};
     private static final String IDS = "(:ids)";
+    private static final String RANGE = ">= :first and %s <= :last";
 
-    private static final String CANDIDATES = "select s.userSessionId, s.lastSessionRefresh from PersistentUserSessionEntity s"
-            + " where s.realmId = :realmId and s.offline = :offline and s.lastSessionRefresh >= :oldest";
+    /** Every offline session refreshed since the oldest idle window of all realms, in key order. */
+    private static final String CANDIDATES = "select s.userSessionId, s.lastSessionRefresh, s.realmId from PersistentUserSessionEntity s"
+            + " where s.offline = :offline and s.lastSessionRefresh >= :oldest order by s.userSessionId";
     private static final String USER_SESSIONS = "select new org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity("
             + "s.userSessionId, s.realmId, s.userId, s.createdOn, s.lastSessionRefresh, s.brokerSessionId, s.offline, s.data, s.rememberMe)"
-            + " from PersistentUserSessionEntity s where s.offline = :offline and s.userSessionId in " + IDS;
+            + " from PersistentUserSessionEntity s where s.offline = :offline and s.userSessionId ";
     /** The same as Keycloak's named query findClientSessionsOrderedByIdExactReadOnly. */
     private static final String CLIENT_SESSIONS = "select new org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity("
             + "c.userSessionId, c.clientId, c.clientStorageProvider, c.externalClientId, c.offline, c.data, c.realmId, c.timestamp)"
-            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId in " + IDS;
+            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId ";
     private static final String USER_SESSION_IDS = "select s.userSessionId from PersistentUserSessionEntity s"
-            + " where s.offline = :offline and s.userSessionId in " + IDS;
+            + " where s.offline = :offline and s.userSessionId ";
     private static final String CLIENT_SESSION_KEYS = "select c.userSessionId, c.clientId, c.clientStorageProvider, c.externalClientId"
-            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId in " + IDS;
+            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId ";
     private static final String LOCAL_USER_IDS = "select u.id from UserEntity u where u.id in " + IDS;
 
     private SessionQueries() {
     }
 
-    static jakarta.persistence.TypedQuery<Object[]> candidates(EntityManager em, String realmId, int oldest) {
+    static TypedQuery<Object[]> candidates(EntityManager em, int oldest) {
         return em.createQuery(CANDIDATES, Object[].class)
-                .setParameter("realmId", realmId)
                 .setParameter("offline", OFFLINE)
                 .setParameter("oldest", oldest)
                 .setHint("org.hibernate.fetchSize", 10_000)
                 .setHint("org.hibernate.readOnly", true);
     }
 
-    static List<ImmutablePersistentUserSessionEntity> userSessions(EntityManager em, Collection<String> ids) {
-        return chunked(ids, chunk -> byIds(em, USER_SESSIONS, ImmutablePersistentUserSessionEntity.class, chunk)
-                .setParameter("offline", OFFLINE).setHint("org.hibernate.readOnly", true).getResultList());
+    /** The batch's user session rows, and in a range also the rows of sessions between them that it does not hold. */
+    static List<ImmutablePersistentUserSessionEntity> userSessions(EntityManager em, Batch batch) {
+        return read(em, USER_SESSIONS, "s.userSessionId", ImmutablePersistentUserSessionEntity.class, batch);
     }
 
-    /** Keycloak's own read-only query for the client sessions of given user sessions. */
-    static List<ImmutablePersistentClientSessionEntity> clientSessions(EntityManager em, Collection<String> ids) {
-        return chunked(ids, chunk -> byIds(em, CLIENT_SESSIONS, ImmutablePersistentClientSessionEntity.class, chunk)
-                .setParameter("offline", OFFLINE).setHint("org.hibernate.readOnly", true).getResultList());
+    /** Keycloak's own read-only projection of the client sessions of the batch (or its range). */
+    static List<ImmutablePersistentClientSessionEntity> clientSessions(EntityManager em, Batch batch) {
+        return read(em, CLIENT_SESSIONS, "c.userSessionId", ImmutablePersistentClientSessionEntity.class, batch);
     }
 
-    /**
-     * Which of these user sessions still exist. With {@code waitForDeletes} the rows are read with a shared lock,
-     * so the query waits for any transaction that holds a write lock on them (a logout about to delete) and then
-     * sees its outcome.
-     */
-    static Set<String> existingUserSessionIds(EntityManager em, Collection<String> ids, boolean waitForDeletes) {
-        return new HashSet<>(chunked(ids, chunk -> {
-            var query = byIds(em, USER_SESSION_IDS, String.class, chunk).setParameter("offline", OFFLINE);
-            if (waitForDeletes) {
-                query.setLockMode(LockModeType.PESSIMISTIC_READ);
-            }
-            return query.getResultList();
-        }));
+    /** Which user sessions of the batch (or its range) still exist. */
+    static Set<String> existingUserSessionIds(EntityManager em, Batch batch) {
+        return new HashSet<>(read(em, USER_SESSION_IDS, "s.userSessionId", String.class, batch));
     }
 
-    /** Existing client sessions of these user sessions as "userSessionId/clientId" (clientId as Keycloak resolves it). */
-    static Set<String> existingClientSessionKeys(EntityManager em, Collection<String> ids, boolean waitForDeletes) {
-        return new HashSet<>(chunked(ids, chunk -> {
-            var query = byIds(em, CLIENT_SESSION_KEYS, Object[].class, chunk).setParameter("offline", OFFLINE);
-            if (waitForDeletes) {
-                query.setLockMode(LockModeType.PESSIMISTIC_READ);
-            }
-            return query.getResultList().stream().map(row -> clientSessionKey((String) row[0],
-                    new ImmutablePersistentClientSessionEntity((String) row[0], (String) row[1], (String) row[2],
-                            (String) row[3], OFFLINE, null, null, 0).getClientId())).toList();
-        }));
+    /** Existing client sessions of the batch (or its range) as "userSessionId/clientId" (clientId as Keycloak resolves it). */
+    static Set<String> existingClientSessionKeys(EntityManager em, Batch batch) {
+        return read(em, CLIENT_SESSION_KEYS, "c.userSessionId", Object[].class, batch).stream()
+                .map(row -> clientSessionKey((String) row[0], new ImmutablePersistentClientSessionEntity((String) row[0],
+                        (String) row[1], (String) row[2], (String) row[3], OFFLINE, null, null, 0).getClientId()))
+                .collect(Collectors.toSet());
     }
 
     static Set<String> existingLocalUsers(EntityManager em, Collection<String> userIds) {
@@ -101,6 +90,20 @@ final class SessionQueries {
 
     static String clientSessionKey(String userSessionId, String clientId) {
         return userSessionId + "/" + clientId;
+    }
+
+    private static <T> List<T> read(EntityManager em, String select, String keyColumn, Class<T> type, Batch batch) {
+        if (batch.range()) {
+            return em.createQuery(select + RANGE.formatted(keyColumn), type)
+                    .setParameter("offline", OFFLINE)
+                    .setParameter("first", batch.first())
+                    .setParameter("last", batch.last())
+                    .setHint("org.hibernate.fetchSize", Math.min(batch.size() * 2, 10_000))
+                    .setHint("org.hibernate.readOnly", true)
+                    .getResultList();
+        }
+        return chunked(batch.ids(), chunk -> byIds(em, select + "in " + IDS, type, chunk)
+                .setParameter("offline", OFFLINE).setHint("org.hibernate.readOnly", true).getResultList());
     }
 
     /** The query with its id list written out as {@link #paddedSize} single parameters. */
@@ -123,7 +126,7 @@ final class SessionQueries {
     }
 
     /** The query for one chunk of ids, written out and bound as padded single parameters. */
-    private static <T> jakarta.persistence.TypedQuery<T> byIds(EntityManager em, String jpql, Class<T> type, List<String> chunk) {
+    private static <T> TypedQuery<T> byIds(EntityManager em, String jpql, Class<T> type, List<String> chunk) {
         var query = em.createQuery(in(jpql, chunk), type);
         int size = paddedSize(chunk.size());
         for (int i = 0; i < size; i++) {

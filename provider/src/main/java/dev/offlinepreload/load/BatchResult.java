@@ -5,17 +5,24 @@ import java.util.List;
 /**
  * What one batch did.
  *
- * @param imported        sessions now in the cache because of this batch, with their client sessions
+ * @param imported        sessions this batch put into the caches (whole, or the client sessions a cached session
+ *                        was missing), with the client sessions it put
  * @param clientSessions  client sessions imported
- * @param alreadyCached   sessions a request had put into the cache first (left as they were)
+ * @param alreadyCached   sessions whose entry a request had put into the cache first (left as they were)
+ * @param repaired        of those, sessions whose missing client sessions this batch added
  * @param expired         sessions skipped because they expired (idle or max lifespan, as Keycloak computes them)
  * @param gone            sessions deleted from the database before or while the batch ran
  * @param skipped         rows that cannot be loaded (corrupt data, missing realm or user), with the reason
  */
-public record BatchResult(List<ImportedSession> imported, long clientSessions, long alreadyCached, long expired,
-                          long gone, List<SkippedRow> skipped) {
+public record BatchResult(List<ImportedSession> imported, long clientSessions, long alreadyCached, long repaired,
+                          long expired, long gone, List<SkippedRow> skipped) {
 
     /** A row that was not loaded, and why; logged with its id so an operator can look at it. */
     public record SkippedRow(String id, String reason) {
+    }
+
+    /** Sessions of the batch newly put into the cache. */
+    public long loaded() {
+        return imported.size() - repaired;
     }
 }

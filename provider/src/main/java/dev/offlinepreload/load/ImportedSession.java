@@ -3,10 +3,11 @@ package dev.offlinepreload.load;
 import java.util.List;
 
 /**
- * A session this loader put into the caches: kept until its second revocation check.
+ * A session this loader put into the caches, or whose missing client sessions it added: kept until its delayed
+ * revocation check. Evicting it removes the user session entry and these client sessions.
  *
  * @param id        the user session id
- * @param clientIds the client ids of the client sessions imported with it
+ * @param clientIds the client ids of the client sessions this loader put
  */
 public record ImportedSession(String id, List<String> clientIds) {
 }

@@ -2,25 +2,26 @@ package dev.offlinepreload.load;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 import dev.offlinepreload.load.BatchResult.SkippedRow;
-import dev.offlinepreload.plan.Candidate;
+import dev.offlinepreload.plan.Batch;
 import org.jboss.logging.Logger;
 
 /**
- * Loads a plan with a fixed number of workers. Batches are taken in plan order (most recent first) from a shared
- * counter, so all workers stay busy and the most valuable sessions land first. A failed batch is retried with backoff
- * for up to {@code retryFor}. Then it is reported and the run goes on, unless no batch at all succeeded while it was
- * failing: that is a database outage, and the run gives up ({@link Outcome#DATABASE_UNAVAILABLE}) rather than burn
- * through every remaining batch. The run also stops when {@code stop} says so (topology changed, node shutting down)
- * or when the client-session cache would go over its limit.
+ * Loads a plan's batches with a fixed number of workers. Workers take batches in plan order from a shared counter, so
+ * all stay busy. A failed batch is retried ({@link Retry}); when it still fails it is reported and the run goes on,
+ * unless no batch at all succeeded while it was failing: that is a database outage, and the run gives up
+ * ({@link Outcome#DATABASE_UNAVAILABLE}) rather than burn through every remaining batch. The run also stops when
+ * {@code stop} says so (topology changed, node shutting down) or when the client-session cache would go over its
+ * limit. With a rate limit, workers wait before each batch until it fits under the cap.
  */
 public final class LoadRun {
 
@@ -28,25 +29,23 @@ public final class LoadRun {
     private static final AtomicInteger RUNS = new AtomicInteger();
 
     private final SessionStore store;
-    private final int batchSize;
     private final int workers;
-    private final long retryForNanos;
-    private final Backoff backoff;
-    private final RevocationRecheck recheck;
+    private final Retry retry;
+    private final RateLimit rate;
+    private final RevocationGuard guard;
     private final SkipLog skipLog;
     private final BooleanSupplier stop;
 
-    private final java.util.concurrent.atomic.AtomicLong lastSuccessNanos = new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+    private final AtomicLong lastSuccessNanos = new AtomicLong(System.nanoTime());
     private volatile String databaseDown;
 
-    public LoadRun(SessionStore store, int batchSize, int workers, java.time.Duration retryFor, Backoff backoff,
-                   RevocationRecheck recheck, SkipLog skipLog, BooleanSupplier stop) {
+    public LoadRun(SessionStore store, int workers, Retry retry, RateLimit rate, RevocationGuard guard,
+                   SkipLog skipLog, BooleanSupplier stop) {
         this.store = store;
-        this.batchSize = batchSize;
         this.workers = workers;
-        this.retryForNanos = retryFor.toNanos();
-        this.backoff = backoff;
-        this.recheck = recheck;
+        this.retry = retry;
+        this.rate = rate;
+        this.guard = guard;
         this.skipLog = skipLog;
         this.stop = stop;
     }
@@ -69,45 +68,43 @@ public final class LoadRun {
     }
 
     /**
-     * @param plan               sessions to load, most recent first
+     * @param batches            the plan's batches
      * @param clientSessionLimit most client sessions to add to this node's cache in this run
      * @param stats              receives every outcome as it happens
      * @return how the run ended
      */
-    public Outcome run(List<Candidate> plan, long clientSessionLimit, LoadStats stats) throws InterruptedException {
-        int batches = (plan.size() + batchSize - 1) / batchSize;
+    public Outcome run(List<Batch> batches, long clientSessionLimit, LoadStats stats) throws InterruptedException {
         AtomicInteger next = new AtomicInteger();
-        int threads = Math.max(1, Math.min(workers, batches));
+        AtomicInteger capacityReached = new AtomicInteger();
+        int threads = Math.max(1, Math.min(workers, batches.size()));
         int run = RUNS.incrementAndGet();
         AtomicInteger threadNo = new AtomicInteger();
-        ThreadFactory factory = r -> {
+        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
             Thread t = new Thread(r, "offline-preload-" + run + "-worker-" + threadNo.incrementAndGet());
             t.setDaemon(true);
             return t;
-        };
-        ExecutorService pool = Executors.newFixedThreadPool(threads, factory);
-        boolean[] capacityReached = {false};
+        });
         try {
             List<Future<?>> futures = new ArrayList<>();
             for (int w = 0; w < threads; w++) {
                 futures.add(pool.submit(() -> {
                     while (!stopped()) {
                         if (stats.clientSessions() >= clientSessionLimit) {
-                            capacityReached[0] = true;
+                            capacityReached.set(1);
                             return null;
                         }
-                        int batch = next.getAndIncrement();
-                        if (batch >= batches) {
+                        int index = next.getAndIncrement();
+                        if (index >= batches.size()) {
                             return null;
                         }
-                        List<String> ids = ids(plan, batch);
-                        BatchResult result = attempt(ids, stats);
+                        Batch batch = batches.get(index);
+                        rate.acquire(batch.size());
+                        BatchResult result = attempt(batch, stats);
                         if (result != null) {
                             stats.add(result);
                             result.skipped().forEach(skipLog::skipped);
-                            recheck.offer(result.imported());
+                            guard.offer(batch, result.imported(), stats);
                         }
-                        recheck.runDue();
                     }
                     return null;
                 }));
@@ -115,7 +112,7 @@ public final class LoadRun {
             for (Future<?> future : futures) {
                 future.get();
             }
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw new IllegalStateException("A preload worker failed", e.getCause());
         } finally {
             pool.shutdownNow();
@@ -124,10 +121,10 @@ public final class LoadRun {
         if (databaseDown != null) {
             return Outcome.DATABASE_UNAVAILABLE;
         }
-        if (capacityReached[0]) {
+        if (capacityReached.get() == 1) {
             return Outcome.CAPACITY;
         }
-        return next.get() >= batches && !stop.getAsBoolean() ? Outcome.COMPLETE : Outcome.STOPPED;
+        return next.get() >= batches.size() && !stop.getAsBoolean() ? Outcome.COMPLETE : Outcome.STOPPED;
     }
 
     /** The last database error, when the run gave up because of an outage. */
@@ -139,53 +136,22 @@ public final class LoadRun {
         return databaseDown != null || stop.getAsBoolean() || Thread.currentThread().isInterrupted();
     }
 
-    private List<String> ids(List<Candidate> plan, int batch) {
-        int from = batch * batchSize;
-        int to = Math.min(plan.size(), from + batchSize);
-        List<String> ids = new ArrayList<>(to - from);
-        for (int i = from; i < to; i++) {
-            ids.add(plan.get(i).id());
-        }
-        return ids;
-    }
-
     /** One batch with retries; null if it failed for good (then counted as failed). */
-    private BatchResult attempt(List<String> ids, LoadStats stats) throws InterruptedException {
-        long firstFailure = 0;
-        for (int attempt = 1; ; attempt++) {
-            try {
-                BatchResult result = store.importBatch(ids);
-                lastSuccessNanos.set(System.nanoTime());
-                return result;
-            } catch (RuntimeException e) {
-                long now = System.nanoTime();
-                firstFailure = attempt == 1 ? now : firstFailure;
-                long left = retryForNanos - (now - firstFailure);
-                if (left <= 0 || stopped()) {
-                    stats.addFailed(ids.size());
-                    if (lastSuccessNanos.get() < firstFailure) {
-                        databaseDown = rootMessage(e);
-                    } else {
-                        log.errorf("Offline session preload: a batch of %d sessions (first id %s) still failed after "
-                                + "%d attempts in %d s, giving up on it; they will be loaded lazily. Last error: %s",
-                                ids.size(), ids.get(0), attempt, (now - firstFailure) / 1_000_000_000L, rootMessage(e));
-                    }
-                    log.debug("Batch failure", e);
-                    return null;
-                }
-                long pause = Math.min(backoff.after(attempt).toNanos(), left);
-                log.warnf("Offline session preload: a batch of %d sessions failed (attempt %d), retrying in %d ms: %s",
-                        ids.size(), attempt, pause / 1_000_000, rootMessage(e));
-                Thread.sleep(Math.max(1, pause / 1_000_000));
+    private BatchResult attempt(Batch batch, LoadStats stats) throws InterruptedException {
+        String what = "a batch of " + batch.size() + " sessions (first id " + batch.first() + ")";
+        try {
+            BatchResult result = retry.call(what, () -> store.importBatch(batch));
+            lastSuccessNanos.set(System.nanoTime());
+            return result;
+        } catch (Retry.GaveUp e) {
+            stats.addFailed(batch.size());
+            if (lastSuccessNanos.get() < e.firstFailureNanos()) {
+                databaseDown = e.getMessage();
+            } else {
+                log.errorf("Offline session preload: %s still failed after %d attempts, giving up on it; they will be "
+                        + "loaded lazily. Last error: %s", what, e.attempts(), e.getMessage());
             }
+            return null;
         }
-    }
-
-    static String rootMessage(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return root == e ? e.toString() : e + " (caused by " + root + ")";
     }
 }

@@ -9,6 +9,7 @@ public final class LoadStats {
     final LongAdder loaded = new LongAdder();
     final LongAdder clientSessions = new LongAdder();
     final LongAdder alreadyCached = new LongAdder();
+    final LongAdder repaired = new LongAdder();
     final LongAdder expired = new LongAdder();
     final LongAdder gone = new LongAdder();
     final LongAdder skipped = new LongAdder();
@@ -21,9 +22,10 @@ public final class LoadStats {
     }
 
     void add(BatchResult result) {
-        loaded.add(result.imported().size());
+        loaded.add(result.loaded());
         clientSessions.add(result.clientSessions());
         alreadyCached.add(result.alreadyCached());
+        repaired.add(result.repaired());
         expired.add(result.expired());
         gone.add(result.gone());
         skipped.add(result.skipped().size());
@@ -56,6 +58,11 @@ public final class LoadStats {
 
     public long alreadyCached() {
         return alreadyCached.sum();
+    }
+
+    /** Sessions found cached with client sessions missing, which the loader added. */
+    public long repaired() {
+        return repaired.sum();
     }
 
     public long expired() {

@@ -3,30 +3,57 @@ package dev.offlinepreload.load;
 import java.util.List;
 import java.util.function.Consumer;
 
+import dev.offlinepreload.cluster.TopologySnapshot;
+import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.Candidate;
 
 /**
- * Everything the loader needs from Keycloak, in terms of session ids only. The one implementation lives in the
- * keycloak package (the only code that touches Keycloak internals); tests use fakes.
+ * Everything the loader and its coordinator need from Keycloak, in terms of session ids and batches only. The one
+ * implementation lives in the keycloak package (the only code that touches Keycloak internals); tests use fakes.
  */
 public interface SessionStore {
 
-    /** Streams every offline session that has not expired by the realm's idle timeout, in no particular order. */
+    /** This node's name in the cluster. */
+    String nodeName();
+
+    /** "persistent" (Keycloak's default: sessions written to the database) or "volatile"; for the logs. */
+    String sessionMode();
+
+    /** Both offline caches' topology as this node sees it now. */
+    TopologySnapshot topology();
+
+    /** Whether this node's caches hold the session and every client session its cached entry lists. */
+    boolean isCached(String userSessionId);
+
+    /** Max entries per node of the offlineSessions cache; negative = unbounded. */
+    long sessionsMaxCount();
+
+    /** Max entries per node of the offlineClientSessions cache; negative = unbounded. */
+    long clientSessionsMaxCount();
+
+    /** Client sessions this node's cache holds now. */
+    long localClientSessions();
+
+    /**
+     * Streams every offline session that has not expired by its realm's idle timeout, in the database's key order
+     * (the order in which key ranges are read).
+     */
     void forEachCandidate(Consumer<Candidate> sink);
 
     /**
-     * Reads the full rows of these offline sessions with their client sessions, imports them into this node's
-     * caches if absent, then re-reads which of them still exist, waiting for any transaction that is deleting them,
-     * and removes from the caches what was deleted meanwhile.
-     *
-     * @param ids at most one batch of session ids, all owned by this node
+     * Reads the batch's sessions with their client sessions, imports into this node's caches what they do not hold
+     * yet (never overwriting an entry), and takes out again whatever was revoked or deleted while the batch ran.
      */
-    BatchResult importBatch(List<String> ids);
+    BatchResult importBatch(Batch batch);
 
     /**
-     * Checks imported sessions against the database once more and removes from the caches those deleted since.
+     * Checks a batch's imported sessions against the database once more and removes from the caches those deleted
+     * since.
      *
      * @return how many user or client sessions were removed
      */
-    int removeDeleted(List<ImportedSession> imported);
+    int removeDeleted(Batch batch, List<ImportedSession> imported);
+
+    /** Removes sessions from this node's caches without asking the database (the fail-safe of the guard). */
+    void evict(List<ImportedSession> sessions);
 }

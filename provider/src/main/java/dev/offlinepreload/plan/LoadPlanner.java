@@ -8,37 +8,53 @@ import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
- * Decides which sessions this node loads: among all candidates, those whose key it owns in the current topology,
- * the {@code limit} most recently refreshed of them, minus those already cached. Memory stays bounded by the limit,
- * however many sessions the database holds: a min-heap keeps only the most recent {@code limit} owned candidates.
+ * Decides which sessions this node loads, and in which batches: among all candidates (streamed in the database's key
+ * order), those whose key it owns in the current topology, the {@code limit} most recently refreshed of them, minus
+ * those its caches already hold whole. Memory stays bounded by the limit, however many sessions the database holds:
+ * a min-heap keeps only the most recent {@code limit} owned candidates.
+ * <p>
+ * The kept sessions are cut, in key order, into batches of {@code batchSize}. A batch is read as a key range when
+ * the range holds at most {@link #RANGE_SPREAD} times as many candidates as the batch (the usual case: one node, or
+ * a few nodes whose capacity covers what they own), otherwise by id (many nodes, or capacity far below what the
+ * node owns), so a range never reads many rows only to drop them.
  */
 public final class LoadPlanner {
 
-    private static final Comparator<Candidate> OLDEST_FIRST =
-            Comparator.comparingInt(Candidate::lastRefresh).thenComparing(Candidate::id);
+    /** A range may hold this many candidates per session of the batch; more, and the batch is read by id. */
+    public static final int RANGE_SPREAD = 4;
+
+    /** A candidate and its position in the key-ordered stream. */
+    private record Ranked(Candidate candidate, long position) {
+    }
+
+    private static final Comparator<Ranked> OLDEST_FIRST = Comparator.comparingInt((Ranked r) -> r.candidate().lastRefresh())
+            .thenComparing(r -> r.candidate().id());
 
     private final Predicate<String> owned;
     private final Predicate<String> cached;
     private final long limit;
+    private final int batchSize;
 
     /**
-     * @param owned  whether this node is the primary owner of a session id in the topology being planned for
-     * @param cached whether this node's cache already holds a session id
-     * @param limit  most sessions this node keeps cached (its share of the capacity)
+     * @param owned     whether this node is the primary owner of a session id in the topology being planned for
+     * @param cached    whether this node's caches already hold a session and all its client sessions
+     * @param limit     most sessions this node keeps cached (its share of the capacity)
+     * @param batchSize sessions per batch
      */
-    public LoadPlanner(Predicate<String> owned, Predicate<String> cached, long limit) {
+    public LoadPlanner(Predicate<String> owned, Predicate<String> cached, long limit, int batchSize) {
         this.owned = owned;
         this.cached = cached;
         this.limit = limit;
+        this.batchSize = batchSize;
     }
 
-    /** @param source calls its consumer once per candidate (a database stream, in production) */
+    /** @param source calls its consumer once per candidate, in the database's key order (a database stream) */
     public LoadPlan plan(Consumer<Consumer<Candidate>> source) {
-        PriorityQueue<Candidate> mostRecent = new PriorityQueue<>(OLDEST_FIRST);
+        PriorityQueue<Ranked> mostRecent = new PriorityQueue<>(OLDEST_FIRST);
         long[] seen = {0};
         long[] ownedCount = {0};
         source.accept(candidate -> {
-            seen[0]++;
+            long position = seen[0]++;
             if (!owned.test(candidate.id())) {
                 return;
             }
@@ -46,26 +62,37 @@ public final class LoadPlanner {
             if (limit <= 0) {
                 return;
             }
+            Ranked ranked = new Ranked(candidate, position);
             if (mostRecent.size() < limit) {
-                mostRecent.add(candidate);
-            } else if (OLDEST_FIRST.compare(candidate, mostRecent.peek()) > 0) {
+                mostRecent.add(ranked);
+            } else if (OLDEST_FIRST.compare(ranked, mostRecent.peek()) > 0) {
                 mostRecent.poll();
-                mostRecent.add(candidate);
+                mostRecent.add(ranked);
             }
         });
 
-        List<Candidate> kept = new ArrayList<>(mostRecent);
-        kept.sort(OLDEST_FIRST.reversed());
-        List<Candidate> toLoad = new ArrayList<>(kept.size());
+        List<Ranked> kept = new ArrayList<>(mostRecent);
+        kept.sort(Comparator.comparingLong(Ranked::position));
+        List<Ranked> toLoad = new ArrayList<>(kept.size());
         long alreadyCached = 0;
-        for (Candidate candidate : kept) {
-            if (cached.test(candidate.id())) {
+        for (Ranked r : kept) {
+            if (cached.test(r.candidate().id())) {
                 alreadyCached++;
             } else {
-                toLoad.add(candidate);
+                toLoad.add(r);
             }
         }
-        return new LoadPlan(List.copyOf(toLoad), seen[0], ownedCount[0], alreadyCached,
-                ownedCount[0] - kept.size(), limit);
+        return new LoadPlan(batches(toLoad), seen[0], ownedCount[0], alreadyCached, ownedCount[0] - kept.size(), limit);
+    }
+
+    private List<Batch> batches(List<Ranked> toLoad) {
+        List<Batch> batches = new ArrayList<>(toLoad.size() / batchSize + 1);
+        for (int from = 0; from < toLoad.size(); from += batchSize) {
+            List<Ranked> slice = toLoad.subList(from, Math.min(toLoad.size(), from + batchSize));
+            long spread = slice.get(slice.size() - 1).position() - slice.get(0).position() + 1;
+            batches.add(new Batch(slice.stream().map(r -> r.candidate().id()).toList(),
+                    spread <= (long) RANGE_SPREAD * slice.size()));
+        }
+        return batches;
     }
 }

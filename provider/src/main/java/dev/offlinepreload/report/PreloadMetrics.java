@@ -15,7 +15,8 @@ import io.micrometer.core.instrument.Metrics;
 /**
  * Micrometer meters on Keycloak's registry (scraped at /metrics on the management port), created once per node.
  * Prometheus names: keycloak_offline_preload_sessions_total{outcome}, keycloak_offline_preload_state{state},
- * keycloak_offline_preload_last_pass_seconds, keycloak_offline_preload_planned_sessions.
+ * keycloak_offline_preload_last_pass_seconds, keycloak_offline_preload_planned_sessions,
+ * keycloak_offline_preload_missing_sessions.
  */
 public final class PreloadMetrics {
 
@@ -23,6 +24,7 @@ public final class PreloadMetrics {
     private final AtomicReference<PreloadState> state = new AtomicReference<>(PreloadState.IDLE);
     private final AtomicLong lastPassMillis = new AtomicLong();
     private final AtomicLong planned = new AtomicLong();
+    private final AtomicLong missing = new AtomicLong();
 
     public PreloadMetrics() {
         this(Metrics.globalRegistry);
@@ -31,6 +33,7 @@ public final class PreloadMetrics {
     PreloadMetrics(MeterRegistry registry) {
         outcome(registry, "loaded", LoadStats::loaded);
         outcome(registry, "already_cached", LoadStats::alreadyCached);
+        outcome(registry, "completed", LoadStats::repaired);
         outcome(registry, "expired", LoadStats::expired);
         outcome(registry, "gone", LoadStats::gone);
         outcome(registry, "skipped", LoadStats::skipped);
@@ -48,6 +51,9 @@ public final class PreloadMetrics {
                 .description("Duration of this node's last completed load pass").register(registry);
         Gauge.builder("keycloak.offline.preload.planned.sessions", planned, AtomicLong::get)
                 .description("Sessions this node planned to load in its current or last pass").register(registry);
+        Gauge.builder("keycloak.offline.preload.missing.sessions", missing, AtomicLong::get)
+                .description("Sessions this node's last pass loaded that its caches no longer held whole when the pass "
+                        + "ended").register(registry);
     }
 
     private void outcome(MeterRegistry registry, String outcome, ToDoubleFunction<LoadStats> value) {
@@ -75,5 +81,9 @@ public final class PreloadMetrics {
 
     public void passCompleted(long millis) {
         lastPassMillis.set(millis);
+    }
+
+    public void missing(long sessions) {
+        missing.set(sessions);
     }
 }

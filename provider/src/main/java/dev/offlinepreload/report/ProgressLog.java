@@ -26,10 +26,12 @@ public final class ProgressLog implements LoadRun.SkipLog {
     }
 
     public void started(LoadPlan plan, String settings) {
+        long ranges = plan.batches().stream().filter(b -> b.range()).count();
         log.infof("Offline session preload on %s: loading %d sessions (%d in the database not expired, %d owned by "
-                        + "this node, %d already cached, %d over this node's limit of %d); %s",
-                node, plan.toLoad().size(), plan.seen(), plan.owned(), plan.alreadyCached(), plan.overCapacity(),
-                plan.limit(), settings);
+                        + "this node, %d already cached, %d over this node's limit of %d) in %d batches (%d key ranges, "
+                        + "%d id lists); %s",
+                node, plan.toLoad(), plan.seen(), plan.owned(), plan.alreadyCached(), plan.overCapacity(),
+                plan.limit(), plan.batches().size(), ranges, plan.batches().size() - ranges, settings);
     }
 
     /** Called from the coordinator's ticker; prints only if the interval has passed. */
@@ -47,12 +49,24 @@ public final class ProgressLog implements LoadRun.SkipLog {
                 node, done, planned, planned == 0 ? 100 : done * 100 / planned, rate, eta < 0 ? "?" : eta + " s");
     }
 
-    public void finished(LoadStats stats, String outcome) {
+    /**
+     * The summary line of a pass.
+     *
+     * @param missing sessions the pass loaded that the caches no longer hold whole when it ends (-1: not checked)
+     */
+    public void finished(LoadStats stats, String outcome, long missing) {
         double seconds = (System.nanoTime() - startNanos) / 1e9;
-        log.infof("Offline session preload on %s %s in %.1f s: %d loaded (%d client sessions, %.0f sessions/s), "
-                        + "%d already cached, %d expired, %d gone, %d skipped, %d failed, %d removed again as revoked",
+        String line = String.format(java.util.Locale.ROOT, "Offline session preload on %s %s in %.1f s: %d loaded (%d client "
+                        + "sessions, %.0f sessions/s), %d already cached (%d of them completed), %d expired, %d gone, "
+                        + "%d skipped, %d failed, %d removed again as revoked%s",
                 node, outcome, seconds, stats.loaded(), stats.clientSessions(), seconds > 0 ? stats.loaded() / seconds : 0,
-                stats.alreadyCached(), stats.expired(), stats.gone(), stats.skipped(), stats.failed(), stats.revokedRemoved());
+                stats.alreadyCached(), stats.repaired(), stats.expired(), stats.gone(), stats.skipped(), stats.failed(),
+                stats.revokedRemoved(), missing < 0 ? "" : "; " + missing + " missing from the caches afterwards");
+        if (missing > 0) {
+            log.warn(line + " (dropped by the cache after they were put: the next topology change loads them again)");
+        } else {
+            log.info(line);
+        }
     }
 
     @Override

@@ -8,10 +8,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
+import dev.offlinepreload.cluster.TopologySnapshot;
+import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.Candidate;
 
 /** A store whose "database" is a set of ids; every imported session has one client session. */
-class FakeStore implements SessionStore, RevocationRecheck.Evictor {
+class FakeStore implements SessionStore {
 
     final Set<String> database = ConcurrentHashMap.newKeySet();
     final Set<String> cache = ConcurrentHashMap.newKeySet();
@@ -22,19 +24,54 @@ class FakeStore implements SessionStore, RevocationRecheck.Evictor {
     volatile String poison;
 
     @Override
-    public void forEachCandidate(Consumer<Candidate> sink) {
-        database.forEach(id -> sink.accept(new Candidate(id, 1)));
+    public String nodeName() {
+        return "node1";
     }
 
     @Override
-    public BatchResult importBatch(List<String> ids) {
-        batches.add(List.copyOf(ids));
-        if (databaseDown || failuresLeft.getAndDecrement() > 0 || (poison != null && ids.contains(poison))) {
+    public String sessionMode() {
+        return "persistent";
+    }
+
+    @Override
+    public TopologySnapshot topology() {
+        return new TopologySnapshot(1, true, List.of("node1"), id -> true);
+    }
+
+    @Override
+    public boolean isCached(String userSessionId) {
+        return cache.contains(userSessionId);
+    }
+
+    @Override
+    public long sessionsMaxCount() {
+        return -1;
+    }
+
+    @Override
+    public long clientSessionsMaxCount() {
+        return -1;
+    }
+
+    @Override
+    public long localClientSessions() {
+        return cache.size();
+    }
+
+    @Override
+    public void forEachCandidate(Consumer<Candidate> sink) {
+        database.stream().sorted().forEach(id -> sink.accept(new Candidate(id, 1)));
+    }
+
+    @Override
+    public BatchResult importBatch(Batch batch) {
+        batches.add(batch.ids());
+        if (databaseDown || failuresLeft.getAndDecrement() > 0 || (poison != null && batch.ids().contains(poison))) {
             throw new IllegalStateException("connection refused");
         }
         List<ImportedSession> imported = new ArrayList<>();
         long gone = 0;
-        for (String id : ids) {
+        for (String id : batch.ids()) {
             if (database.contains(id)) {
                 cache.add(id);
                 imported.add(new ImportedSession(id, List.of("client")));
@@ -42,11 +79,11 @@ class FakeStore implements SessionStore, RevocationRecheck.Evictor {
                 gone++;
             }
         }
-        return new BatchResult(imported, imported.size(), 0, 0, gone, List.of());
+        return new BatchResult(imported, imported.size(), 0, 0, 0, gone, List.of());
     }
 
     @Override
-    public int removeDeleted(List<ImportedSession> imported) {
+    public int removeDeleted(Batch batch, List<ImportedSession> imported) {
         if (databaseDown) {
             throw new IllegalStateException("connection refused");
         }

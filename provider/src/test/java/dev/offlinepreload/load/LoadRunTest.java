@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
 
-import dev.offlinepreload.plan.Candidate;
+import dev.offlinepreload.plan.Batch;
 import org.junit.jupiter.api.Test;
 
 class LoadRunTest {
@@ -16,19 +16,30 @@ class LoadRunTest {
     private final FakeStore store = new FakeStore();
     private final LoadStats stats = new LoadStats(new LoadStats(null));
 
-    private List<Candidate> plan(int n) {
-        List<Candidate> plan = new ArrayList<>();
+    private int batchSize;
+
+    /** Sessions s0..s(n-1) in batches of {@code batchSize}, in id order. */
+    private List<Batch> plan(int n) {
+        List<String> ids = new ArrayList<>();
         IntStream.range(0, n).forEach(i -> {
             store.database.add("s" + i);
-            plan.add(new Candidate("s" + i, n - i));
+            ids.add("s" + i);
         });
-        return plan;
+        List<Batch> batches = new ArrayList<>();
+        for (int from = 0; from < n; from += batchSize) {
+            batches.add(new Batch(ids.subList(from, Math.min(n, from + batchSize)), true));
+        }
+        return batches;
     }
 
     private LoadRun run(int batchSize, int workers, Duration retryFor, AtomicBoolean stop) {
-        RevocationRecheck recheck = new RevocationRecheck(store, store, Duration.ZERO, System::nanoTime, stats);
-        return new LoadRun(store, batchSize, workers, retryFor, new Backoff(Duration.ofMillis(1), Duration.ofMillis(5)),
-                recheck, row -> { }, stop::get);
+        return run(batchSize, workers, retryFor, stop, new RateLimit(0, System::nanoTime));
+    }
+
+    private LoadRun run(int batchSize, int workers, Duration retryFor, AtomicBoolean stop, RateLimit rate) {
+        this.batchSize = batchSize;
+        return new LoadRun(store, workers, new Retry(retryFor, Duration.ofMillis(1), Duration.ofMillis(5), stop::get), rate,
+                new RevocationGuard(store, Duration.ZERO), row -> { }, stop::get);
     }
 
     private static final Duration SECOND = Duration.ofSeconds(1);
@@ -45,10 +56,19 @@ class LoadRunTest {
     }
 
     @Test
-    void aSingleWorkerTakesBatchesMostRecentFirst() throws Exception {
+    void aSingleWorkerTakesBatchesInPlanOrder() throws Exception {
         run(4, 1, SECOND, new AtomicBoolean()).run(plan(10), Long.MAX_VALUE, stats);
         assertThat(store.batches.get(0)).containsExactly("s0", "s1", "s2", "s3");
         assertThat(store.batches.get(2)).containsExactly("s8", "s9");
+    }
+
+    @Test
+    void theRateLimitSpacesBatchesOut() throws Exception {
+        long start = System.nanoTime();
+        // 5 batches of 10 at 100 sessions/s: the first goes at once, each later one waits 0.1 s.
+        run(10, 2, SECOND, new AtomicBoolean(), new RateLimit(100, System::nanoTime)).run(plan(50), Long.MAX_VALUE, stats);
+        assertThat(stats.loaded()).isEqualTo(50);
+        assertThat(System.nanoTime() - start).as("elapsed ns").isGreaterThanOrEqualTo(Duration.ofMillis(390).toNanos());
     }
 
     @Test
@@ -62,9 +82,10 @@ class LoadRunTest {
 
     @Test
     void reportsABatchThatKeepsFailingWhileOthersSucceedAndGoesOn() throws Exception {
-        List<Candidate> plan = plan(40);
+        LoadRun run = run(5, 2, Duration.ofMillis(200), new AtomicBoolean());
+        List<Batch> plan = plan(40);
         store.poison = "s0";
-        LoadRun.Outcome outcome = run(5, 2, Duration.ofMillis(200), new AtomicBoolean()).run(plan, Long.MAX_VALUE, stats);
+        LoadRun.Outcome outcome = run.run(plan, Long.MAX_VALUE, stats);
         assertThat(outcome).isEqualTo(LoadRun.Outcome.COMPLETE);
         assertThat(stats.failed()).isEqualTo(5);
         assertThat(stats.loaded()).isEqualTo(35);
@@ -103,20 +124,20 @@ class LoadRunTest {
     @Test
     void stopsTakingBatchesWhenToldTo() throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
-        List<Candidate> plan = plan(10);
+        batchSize = 1;
+        List<Batch> plan = plan(10);
         FakeStore stopsAfterTwo = new FakeStore() {
             @Override
-            public BatchResult importBatch(List<String> ids) {
+            public BatchResult importBatch(Batch batch) {
                 if (batches.size() == 1) {
                     stop.set(true); // e.g. the topology changed while the second batch ran
                 }
-                return super.importBatch(ids);
+                return super.importBatch(batch);
             }
         };
         stopsAfterTwo.database.addAll(store.database);
-        RevocationRecheck recheck = new RevocationRecheck(stopsAfterTwo, store, Duration.ZERO, System::nanoTime, stats);
-        LoadRun.Outcome outcome = new LoadRun(stopsAfterTwo, 1, 1, SECOND, new Backoff(Duration.ofMillis(1), Duration.ofMillis(1)),
-                recheck, row -> { }, stop::get).run(plan, Long.MAX_VALUE, stats);
+        LoadRun.Outcome outcome = new LoadRun(stopsAfterTwo, 1, new Retry(SECOND, stop::get), new RateLimit(0, System::nanoTime),
+                new RevocationGuard(stopsAfterTwo, Duration.ZERO), row -> { }, stop::get).run(plan, Long.MAX_VALUE, stats);
 
         assertThat(outcome).isEqualTo(LoadRun.Outcome.STOPPED);
         assertThat(stopsAfterTwo.batches).hasSize(2);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Test;
@@ -17,57 +18,97 @@ class LoadPlannerTest {
     }
 
     private static List<String> ids(LoadPlan plan) {
-        return plan.toLoad().stream().map(Candidate::id).toList();
+        return plan.batches().stream().flatMap(b -> b.ids().stream()).toList();
+    }
+
+    private static LoadPlanner planner(Predicate<String> owned, Predicate<String> cached, long limit) {
+        return new LoadPlanner(owned, cached, limit, 1000);
     }
 
     @Test
     void loadsOnlyWhatThisNodeOwns() {
-        LoadPlan plan = new LoadPlanner(id -> Integer.parseInt(id.substring(1)) % 3 == 0, id -> false, 100).plan(sessions(10));
-        assertThat(ids(plan)).containsExactly("s9", "s6", "s3", "s0");
+        LoadPlan plan = planner(id -> Integer.parseInt(id.substring(1)) % 3 == 0, id -> false, 100).plan(sessions(10));
+        assertThat(ids(plan)).containsExactly("s0", "s3", "s6", "s9");
         assertThat(plan.seen()).isEqualTo(10);
         assertThat(plan.owned()).isEqualTo(4);
     }
 
     @Test
-    void mostRecentlyRefreshedFirst() {
-        LoadPlan plan = new LoadPlanner(id -> true, id -> false, 100).plan(sink -> {
-            sink.accept(new Candidate("old", 10));
-            sink.accept(new Candidate("newest", 30));
-            sink.accept(new Candidate("middle", 20));
+    void keepsTheDatabasesKeyOrderWhateverTheRecency() {
+        // The database's collation decides the key order, not Java's: the plan keeps the stream's order.
+        LoadPlan plan = planner(id -> true, id -> false, 100).plan(sink -> {
+            sink.accept(new Candidate("b", 10));
+            sink.accept(new Candidate("A", 30));
+            sink.accept(new Candidate("c", 20));
         });
-        assertThat(ids(plan)).containsExactly("newest", "middle", "old");
+        assertThat(ids(plan)).containsExactly("b", "A", "c");
     }
 
     @Test
     void keepsTheMostRecentWithinTheLimit() {
-        LoadPlan plan = new LoadPlanner(id -> true, id -> false, 3).plan(sessions(10));
-        assertThat(ids(plan)).containsExactly("s9", "s8", "s7");
+        LoadPlan plan = planner(id -> true, id -> false, 3).plan(sessions(10));
+        assertThat(ids(plan)).containsExactly("s7", "s8", "s9");
         assertThat(plan.overCapacity()).isEqualTo(7);
     }
 
     @Test
     void doesNotReloadWhatIsCachedButCountsItAgainstTheLimit() {
         Set<String> cached = Set.of("s9", "s7");
-        LoadPlan plan = new LoadPlanner(id -> true, cached::contains, 4).plan(sessions(10));
+        LoadPlan plan = planner(id -> true, cached::contains, 4).plan(sessions(10));
         // The four most recent are s9..s6; two of them are cached already.
-        assertThat(ids(plan)).containsExactly("s8", "s6");
+        assertThat(ids(plan)).containsExactly("s6", "s8");
         assertThat(plan.alreadyCached()).isEqualTo(2);
     }
 
     @Test
     void zeroLimitLoadsNothing() {
-        LoadPlan plan = new LoadPlanner(id -> true, id -> false, 0).plan(sessions(5));
-        assertThat(plan.toLoad()).isEmpty();
+        LoadPlan plan = planner(id -> true, id -> false, 0).plan(sessions(5));
+        assertThat(plan.batches()).isEmpty();
         assertThat(plan.overCapacity()).isEqualTo(5);
     }
 
     @Test
     void equalTimestampsAreOrderedDeterministically() {
-        LoadPlan plan = new LoadPlanner(id -> true, id -> false, 2).plan(sink -> {
+        LoadPlan plan = planner(id -> true, id -> false, 2).plan(sink -> {
             sink.accept(new Candidate("a", 5));
             sink.accept(new Candidate("c", 5));
             sink.accept(new Candidate("b", 5));
         });
-        assertThat(ids(plan)).containsExactly("c", "b");
+        // Ties are broken by id: "b" and "c" are kept, then listed in stream order.
+        assertThat(ids(plan)).as("key order as streamed").containsExactly("c", "b");
+    }
+
+    @Test
+    void cutsTheKeptSessionsIntoBatchesInKeyOrder() {
+        LoadPlan plan = new LoadPlanner(id -> true, id -> false, 100, 4).plan(sessions(10));
+        assertThat(plan.batches()).extracting(Batch::ids).containsExactly(
+                List.of("s0", "s1", "s2", "s3"), List.of("s4", "s5", "s6", "s7"), List.of("s8", "s9"));
+        assertThat(plan.toLoad()).isEqualTo(10);
+    }
+
+    @Test
+    void aDenseBatchIsReadAsAKeyRange() {
+        // Three nodes: this one owns every third key, so a range holds three times the batch: still a range.
+        LoadPlan plan = new LoadPlanner(id -> Integer.parseInt(id.substring(1)) % 3 == 0, id -> false, 1000, 10).plan(sessions(300));
+        assertThat(plan.batches()).allSatisfy(b -> assertThat(b.range()).as("batch from %s", b.first()).isTrue());
+    }
+
+    @Test
+    void aSparseBatchIsReadById() {
+        // Capacity far below what the node owns: the 10 most recent of 1000 are spread over the whole key space.
+        LoadPlan plan = new LoadPlanner(id -> true, id -> false, 10, 10).plan(sink -> IntStream.range(0, 1000)
+                .forEach(i -> sink.accept(new Candidate(String.format("s%04d", i), i % 100 == 0 ? 5000 + i : i))));
+        assertThat(plan.batches()).hasSize(1);
+        assertThat(plan.batches().get(0).range()).isFalse();
+        assertThat(plan.batches().get(0).ids()).hasSize(10).first().isEqualTo("s0000");
+    }
+
+    @Test
+    void aSessionCachedWithoutSomeClientSessionsIsPlannedAgain() {
+        // The store's cached predicate is "cached whole": a user session whose client sessions were dropped is not.
+        Set<String> cachedWhole = Set.of("s1", "s3");
+        LoadPlan plan = planner(id -> true, cachedWhole::contains, 100).plan(sessions(5));
+        assertThat(ids(plan)).containsExactly("s0", "s2", "s4");
+        assertThat(plan.alreadyCached()).isEqualTo(2);
     }
 }

@@ -1,0 +1,59 @@
+package dev.offlinepreload.keycloak;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.infinispan.notifications.Listener;
+import org.infinispan.notifications.cachelistener.annotation.CacheEntryRemoved;
+import org.infinispan.notifications.cachelistener.event.CacheEntryRemovedEvent;
+
+/**
+ * The provider's own knowledge of removals, the cheap half of the revocation guard. A logout or revocation in
+ * Keycloak 26.7 loads the session (it is then in the cache: its own import, or ours) and removes it from the cache
+ * before its database delete commits; with one owner per key that removal runs on this node, the node loading the
+ * session. A batch takes a {@link #mark()} before it reads its rows; every removal from the offline caches after that
+ * mark is remembered until the batch is done, and the batch takes out again every session it put whose key was
+ * removed after its mark: a row read just before a logout never outlives the logout in the cache. Deletes that
+ * bypass the cache (a user or client deleted, the expiration task) are caught by the existence checks of the rows.
+ * <p>
+ * Removals are only remembered while a batch is open, and forgotten once no open batch is older.
+ */
+@Listener(observation = Listener.Observation.POST)
+public final class RemovalWatch {
+
+    private final AtomicLong sequence = new AtomicLong();
+    private final ConcurrentSkipListSet<Long> open = new ConcurrentSkipListSet<>();
+    private final ConcurrentHashMap<Object, Long> removed = new ConcurrentHashMap<>();
+
+    /** Opens a batch: removals from now on are remembered until {@link #release(long)}. */
+    long mark() {
+        long mark = sequence.incrementAndGet();
+        open.add(mark);
+        return mark;
+    }
+
+    /** Whether the entry with this key was removed after the mark was taken. */
+    boolean removedSince(Object key, long mark) {
+        Long at = removed.get(key);
+        return at != null && at > mark;
+    }
+
+    /** Closes a batch and forgets the removals no open batch needs any more. */
+    void release(long mark) {
+        open.remove(mark);
+        long floor = open.isEmpty() ? sequence.get() : open.first();
+        removed.values().removeIf(at -> at < floor);
+    }
+
+    int remembered() {
+        return removed.size();
+    }
+
+    @CacheEntryRemoved
+    public void onRemoved(CacheEntryRemovedEvent<Object, Object> event) {
+        if (!event.isPre() && !open.isEmpty()) {
+            removed.put(event.getKey(), sequence.incrementAndGet());
+        }
+    }
+}

@@ -1,0 +1,176 @@
+package dev.offlinepreload;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
+
+import dev.offlinepreload.cluster.TopologySnapshot;
+import dev.offlinepreload.load.BatchResult;
+import dev.offlinepreload.load.ImportedSession;
+import dev.offlinepreload.load.SessionStore;
+import dev.offlinepreload.plan.Batch;
+import dev.offlinepreload.plan.Candidate;
+
+/**
+ * A {@link SessionStore} for the coordinator's tests. The "database" maps session ids to their last refresh (every
+ * session has one client session), the "cache" is a set of ids, the topology is whatever the test sets. Hooks run
+ * inside the n-th {@link #importBatch} call, so a test can move the topology, take the database down or block a
+ * batch while a load is running.
+ */
+final class FakeSessionStore implements SessionStore {
+
+    static final String NODE = "node1";
+
+    /** id -> lastRefresh; sorted, so candidates stream in key order like the database's. */
+    final Map<String, Integer> database = new ConcurrentSkipListMap<>();
+    final Set<String> cache = ConcurrentHashMap.newKeySet();
+    final AtomicReference<TopologySnapshot> topology = new AtomicReference<>(snapshot(1, 1, id -> true));
+    /** Every database call fails while set. */
+    volatile boolean databaseDown;
+    volatile long sessionsMaxCount = -1;
+    volatile long clientSessionsMaxCount = -1;
+
+    /** importBatch calls, failed ones included. */
+    final AtomicInteger importCalls = new AtomicInteger();
+    /** forEachCandidate calls (one per plan), failed ones included. */
+    final AtomicInteger planCalls = new AtomicInteger();
+    final AtomicInteger topologyCalls = new AtomicInteger();
+    /** The ids of every importBatch call, in call order, failed ones included. */
+    final List<List<String>> requestedBatches = Collections.synchronizedList(new ArrayList<>());
+    /** Ids importBatch put into the cache, in order. */
+    final List<String> imported = Collections.synchronizedList(new ArrayList<>());
+    final List<String> evicted = Collections.synchronizedList(new ArrayList<>());
+    /** Run inside the importBatch call with this (1-based) number, before it reads the "database". */
+    final Map<Integer, Runnable> importHooks = new ConcurrentHashMap<>();
+    /** Threads that planned (the coordinator's) and imported (the workers). */
+    final Set<Thread> planningThreads = ConcurrentHashMap.newKeySet();
+    final Set<Thread> workerThreads = ConcurrentHashMap.newKeySet();
+
+    /** A stable topology with members node1..nodeN. */
+    static TopologySnapshot snapshot(long id, int members, Predicate<String> owns) {
+        return new TopologySnapshot(id, true, IntStream.rangeClosed(1, members).mapToObj(i -> "node" + i).toList(), owns);
+    }
+
+    /** Puts {@code count} sessions s000, s001, ... into the database. */
+    FakeSessionStore withSessions(int count) {
+        for (int i = 0; i < count; i++) {
+            database.put(id(i), 1_000 + i);
+        }
+        return this;
+    }
+
+    static String id(int i) {
+        return String.format("s%03d", i);
+    }
+
+    static int number(String id) {
+        return Integer.parseInt(id.substring(1));
+    }
+
+    void moveTo(long id, int members, Predicate<String> owns) {
+        topology.set(snapshot(id, members, owns));
+    }
+
+    @Override
+    public String nodeName() {
+        return NODE;
+    }
+
+    @Override
+    public String sessionMode() {
+        return "persistent";
+    }
+
+    @Override
+    public TopologySnapshot topology() {
+        topologyCalls.incrementAndGet();
+        return topology.get();
+    }
+
+    @Override
+    public boolean isCached(String userSessionId) {
+        return cache.contains(userSessionId);
+    }
+
+    @Override
+    public long sessionsMaxCount() {
+        return sessionsMaxCount;
+    }
+
+    @Override
+    public long clientSessionsMaxCount() {
+        return clientSessionsMaxCount;
+    }
+
+    @Override
+    public long localClientSessions() {
+        return cache.size();
+    }
+
+    @Override
+    public void forEachCandidate(Consumer<Candidate> sink) {
+        planCalls.incrementAndGet();
+        planningThreads.add(Thread.currentThread());
+        failIfDown();
+        database.forEach((id, lastRefresh) -> sink.accept(new Candidate(id, lastRefresh)));
+    }
+
+    @Override
+    public BatchResult importBatch(Batch batch) {
+        int call = importCalls.incrementAndGet();
+        workerThreads.add(Thread.currentThread());
+        requestedBatches.add(batch.ids());
+        Runnable hook = importHooks.get(call);
+        if (hook != null) {
+            hook.run();
+        }
+        failIfDown();
+        List<ImportedSession> sessions = new ArrayList<>();
+        long gone = 0;
+        for (String id : batch.ids()) {
+            if (database.containsKey(id)) {
+                cache.add(id);
+                imported.add(id);
+                sessions.add(new ImportedSession(id, List.of("client-" + id)));
+            } else {
+                gone++;
+            }
+        }
+        return new BatchResult(sessions, sessions.size(), 0, 0, 0, gone, List.of());
+    }
+
+    @Override
+    public int removeDeleted(Batch batch, List<ImportedSession> sessions) {
+        failIfDown();
+        int removed = 0;
+        for (ImportedSession s : sessions) {
+            if (!database.containsKey(s.id()) && cache.remove(s.id())) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    @Override
+    public void evict(List<ImportedSession> sessions) {
+        for (ImportedSession s : sessions) {
+            cache.remove(s.id());
+            evicted.add(s.id());
+        }
+    }
+
+    private void failIfDown() {
+        if (databaseDown) {
+            throw new IllegalStateException("connection refused");
+        }
+    }
+}

@@ -1,0 +1,253 @@
+package dev.offlinepreload;
+
+import static dev.offlinepreload.FakeSessionStore.number;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+import dev.offlinepreload.config.PreloadConfig;
+import dev.offlinepreload.report.PreloadMetrics;
+import dev.offlinepreload.report.PreloadState;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The coordinator's control flow against {@link FakeSessionStore}: the first pass's wait for the cluster, ownership,
+ * re-planning when the topology moves, re-warming, database outages, shutdown and the start future.
+ */
+class PreloadCoordinatorTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final Predicate<String> EVEN = id -> number(id) % 2 == 0;
+    private static final Predicate<String> ODD = id -> number(id) % 2 == 1;
+
+    private final FakeSessionStore store = new FakeSessionStore().withSessions(20);
+    // The package-private PreloadMetrics(MeterRegistry) is out of reach from this package; the public constructor
+    // registers on Micrometer's global registry, which has no backing registry in tests.
+    private final PreloadMetrics metrics = new PreloadMetrics();
+    private PreloadCoordinator coordinator;
+
+    @AfterEach
+    void closeCoordinator() {
+        if (coordinator != null) {
+            coordinator.close();
+        }
+    }
+
+    private static PreloadConfig config(String... keyValues) {
+        Map<String, String> values = new HashMap<>();
+        values.put("batch-size", "2");
+        values.put("workers-per-node", "1");
+        values.put("revocation-recheck-seconds", "0");
+        values.put("database-retry-seconds", "1");
+        for (int i = 0; i < keyValues.length; i += 2) {
+            values.put(keyValues[i], keyValues[i + 1]);
+        }
+        return PreloadConfig.parse(values::get, 2);
+    }
+
+    private CompletableFuture<Void> start(PreloadConfig config) {
+        coordinator = new PreloadCoordinator(config, store, metrics);
+        return coordinator.start();
+    }
+
+    private Set<String> ids(Predicate<String> owned) {
+        return store.database.keySet().stream().filter(owned).collect(Collectors.toSet());
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("Timed out after " + TIMEOUT.toSeconds() + " s waiting for " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static void await(CountDownLatch latch, String what) throws InterruptedException {
+        if (!latch.await(TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+            throw new AssertionError("Timed out after " + TIMEOUT.toSeconds() + " s waiting for " + what);
+        }
+    }
+
+    private static List<Thread> concat(Set<Thread> a, Set<Thread> b) {
+        List<Thread> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
+    @Test
+    void firstPassWaitsForTheExpectedClusterSize() throws Exception {
+        store.moveTo(1, 1, id -> true);
+        CompletableFuture<Void> firstPass = start(config("expected-cluster-size", "2", "join-timeout-seconds", "300"));
+
+        await("the gate to wait", () -> metrics.state() == PreloadState.WAITING_FOR_NODES);
+        int polled = store.topologyCalls.get();
+        // The gate polls every 250 ms: several polls later it still waits and nothing was read or imported.
+        await("the gate to poll the topology again", () -> store.topologyCalls.get() >= polled + 3);
+        assertThat(store.planCalls).hasValue(0);
+        assertThat(store.importCalls).hasValue(0);
+        assertThat(store.cache).isEmpty();
+        assertThat(firstPass).isNotDone();
+        assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_NODES);
+
+        store.moveTo(2, 2, id -> true);
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+    }
+
+    @Test
+    void loadsOnlyTheSessionsThisNodeOwns() throws Exception {
+        store.moveTo(1, 2, EVEN);
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(ids(EVEN));
+        assertThat(store.requestedBatches).allSatisfy(batch -> assertThat(batch).allMatch(EVEN));
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+    }
+
+    @Test
+    void plansAgainWhenTheTopologyMovesWhileLoading() throws Exception {
+        store.moveTo(1, 2, EVEN);
+        // 10 even sessions in batches of 2 = 5 batches; the topology moves during the 2nd.
+        store.importHooks.put(2, () -> store.moveTo(2, 2, ODD));
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        List<List<String>> batches = new ArrayList<>(store.requestedBatches);
+        assertThat(batches.subList(0, 2)).allSatisfy(batch -> assertThat(batch).allMatch(EVEN));
+        // The stale plan was not finished: after the move only the new topology's sessions were read.
+        assertThat(batches.subList(2, batches.size())).isNotEmpty()
+                .allSatisfy(batch -> assertThat(batch).allMatch(ODD));
+        assertThat(store.cache).containsAll(ids(ODD));
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+    }
+
+    @Test
+    void reWarmsOnlyWhatIsMissingWhenTheTopologyChanges() throws Exception {
+        store.moveTo(1, 2, EVEN);
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(ids(EVEN));
+        assertThat(store.planCalls).hasValue(1);
+
+        List<String> dropped = List.of("s002", "s008", "s014");
+        store.cache.removeAll(dropped);
+        store.imported.clear();
+        store.moveTo(2, 2, EVEN);
+
+        // The second pass sets WAITING_FOR_NODES before it plans, so DONE after the second plan is its end.
+        await("the re-warm pass to finish",
+                () -> store.planCalls.get() == 2 && metrics.state() == PreloadState.DONE);
+        assertThat(store.imported).containsExactlyInAnyOrderElementsOf(dropped);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(ids(EVEN));
+    }
+
+    @Test
+    void aDatabaseOutageWhilePlanningFailsThePassAndTheNextTopologyChangeLoadsEverything() throws Exception {
+        store.databaseDown = true;
+        CompletableFuture<Void> firstPass = start(config());
+
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS); // completes normally: the node is not taken down
+        assertThat(metrics.state()).isEqualTo(PreloadState.FAILED);
+        assertThat(store.planCalls.get()).isGreaterThan(1); // it retried before giving up
+        assertThat(store.cache).isEmpty();
+
+        store.databaseDown = false;
+        store.moveTo(2, 1, id -> true);
+        await("the next pass to load everything",
+                () -> metrics.state() == PreloadState.DONE && store.cache.size() == store.database.size());
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
+    void aDatabaseOutageWhileLoadingFailsThePassAndTheNextTopologyChangeLoadsEverything() throws Exception {
+        store.importHooks.put(2, () -> store.databaseDown = true);
+        CompletableFuture<Void> firstPass = start(config());
+
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(metrics.state()).isEqualTo(PreloadState.FAILED);
+        assertThat(store.importCalls.get()).isGreaterThan(2); // the failing batch was retried
+        assertThat(store.cache).hasSize(2); // the first batch only
+
+        store.databaseDown = false;
+        store.moveTo(2, 1, id -> true);
+        await("the next pass to load everything",
+                () -> metrics.state() == PreloadState.DONE && store.cache.size() == store.database.size());
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
+    void closeStopsTheLoadAndEvictsSessionsWhoseRevocationCheckHasNotRun() throws Exception {
+        CountDownLatch inSecondBatch = new CountDownLatch(1);
+        CountDownLatch never = new CountDownLatch(1);
+        store.importHooks.put(2, () -> {
+            inSecondBatch.countDown();
+            try {
+                never.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while reading", e); // what a JDBC driver would do
+            }
+        });
+        start(config("revocation-recheck-seconds", "30"));
+
+        await(inSecondBatch, "the second batch");
+        assertThat(metrics.state()).isEqualTo(PreloadState.LOADING);
+        List<String> importedByThePass = List.copyOf(store.imported);
+        assertThat(importedByThePass).hasSize(2);
+        assertThat(store.cache).containsAll(importedByThePass);
+
+        coordinator.close();
+
+        assertThat(store.cache).doesNotContainAnyElementsOf(importedByThePass);
+        assertThat(store.evicted).containsAll(importedByThePass);
+        // The executors' termination can be seen a moment before their threads are gone.
+        assertThat(store.planningThreads).isNotEmpty();
+        assertThat(store.workerThreads).isNotEmpty();
+        for (Thread thread : concat(store.planningThreads, store.workerThreads)) {
+            thread.join(TIMEOUT.toMillis());
+            assertThat(thread.isAlive()).as("%s still alive", thread.getName()).isFalse();
+        }
+        assertThat(store.importCalls).hasValue(2); // nothing after the close
+        assertThat(metrics.state()).isNotEqualTo(PreloadState.LOADING);
+    }
+
+    @Test
+    void startCompletesWhenTheFirstPassIsOver() throws Exception {
+        CountDownLatch inFirstBatch = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        store.importHooks.put(1, () -> {
+            inFirstBatch.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        });
+        CompletableFuture<Void> firstPass = start(config());
+
+        await(inFirstBatch, "the first batch");
+        assertThat(firstPass).isNotDone();
+
+        release.countDown();
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(firstPass).isCompletedWithValue(null);
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+}
