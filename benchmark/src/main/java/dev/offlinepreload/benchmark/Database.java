@@ -5,6 +5,8 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 
@@ -38,6 +40,22 @@ final class Database {
     /** Seconds PostgreSQL spent executing statements on the session tables since the last reset. */
     double sessionTableSeconds() {
         return number("SELECT coalesce(sum(total_exec_time), 0) / 1000 FROM pg_stat_statements WHERE " + SESSION_TABLES);
+    }
+
+    /** The statements PostgreSQL spent most time on since the last reset: "seconds, calls, rows, query" lines. */
+    List<String> topStatements(int count) {
+        List<String> lines = new ArrayList<>();
+        try (Connection db = connect(); Statement s = db.createStatement(); ResultSet rs = s.executeQuery(
+                "SELECT total_exec_time / 1000, calls, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 160)"
+                        + " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT " + count)) {
+            while (rs.next()) {
+                lines.add(String.format(java.util.Locale.ROOT, "%6.2f s %7d calls %9d rows  %s", rs.getDouble(1), rs.getLong(2),
+                        rs.getLong(3), rs.getString(4)));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot read pg_stat_statements", e);
+        }
+        return lines;
     }
 
     /** Executions of SELECTs on the session tables since the last reset. */

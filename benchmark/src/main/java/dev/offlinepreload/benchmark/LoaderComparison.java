@@ -35,6 +35,8 @@ final class LoaderComparison {
     private static final int USERS = 1000;
     private static final SeedShape SHAPE = new SeedShape(0, 1, 2, 0, 0, 14 * 24 * 3600);
 
+    /** Several client sessions per session need more heap than the one-client-session loads' 4 GiB. */
+    private static final String SEVERAL_CLIENTS_HEAP = "8g";
     private static final String JFR_FILE = "/tmp/preload.jfr";
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final Pattern OUR_END = Pattern.compile("Offline session preload on \\S+ .* in [0-9.]+ s: \\d+ loaded");
@@ -103,7 +105,28 @@ final class LoaderComparison {
                 results.add(measureOurs(node, db, largest, batch, workers, cappedHeapMiB + " MiB heap"));
                 node.setEnv("JAVA_OPTS_APPEND", heapFlags(settings.heap()));
             }
+            if (settings.clientSessions() > 1) {
+                severalClientSessions(cluster, node, db, largest);
+                node.setEnv("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT",
+                        Long.toString((long) largest * settings.clientSessions() * 5 / 4 + 1000));
+                node.setEnv("JAVA_OPTS_APPEND", heapFlags(SEVERAL_CLIENTS_HEAP));
+                results.add(measureOurs(node, db, largest, Report.DEFAULT_BATCH, Runtime.getRuntime().availableProcessors(),
+                        severalClientsNote()));
+            }
         }
+    }
+
+    /** Empties the session tables and seeds the largest size again, with several client sessions per session. */
+    private void severalClientSessions(KeycloakCluster cluster, KeycloakNode node, Database db, int size) {
+        db.execute("DELETE FROM offline_client_session");
+        db.execute("DELETE FROM offline_user_session");
+        new Seeding(cluster, node, "several-", new SeedShape(0, settings.clientSessions(), SHAPE.sessionsPerUser(), 0, 0,
+                SHAPE.spreadSeconds())).upTo(size, db);
+    }
+
+    /** The note that marks the loads with several client sessions per session (not part of the batch tables). */
+    String severalClientsNote() {
+        return settings.clientSessions() + " client sessions each";
     }
 
     void runKeycloak24() {
@@ -138,6 +161,13 @@ final class LoaderComparison {
                 node.startupTimeout(Duration.ofMinutes(3));
                 results.add(measureKeycloak24(node, db, largest, best, cappedHeapMiB + " MiB heap"));
             }
+            if (settings.clientSessions() > 1) {
+                int best = LoadResult.fastest(results, LoadResult.KC24, largest).orElseThrow().batch();
+                severalClientSessions(cluster, node, db, largest);
+                node.setEnv("JAVA_OPTS_APPEND", heapFlags(SEVERAL_CLIENTS_HEAP));
+                node.startupTimeout(Duration.ofMinutes(5));
+                results.add(measureKeycloak24(node, db, largest, best, severalClientsNote()));
+            }
         }
     }
 
@@ -170,6 +200,7 @@ final class LoaderComparison {
         double seconds = metrics.value("keycloak_offline_preload_last_pass_seconds");
         long loaded = metrics.preloaded("loaded");
         double dbSeconds = db.sessionTableSeconds();
+        db.topStatements(6).forEach(line -> Progress.say("ours: db %s", line));
         GcLog.Window gc = awaitWindow(node, l -> true, l -> OUR_END.matcher(l).find());
         if (settings.jfrSeconds() > 0) {
             copyProfile(node, "ours-" + size + "-b" + batch + "-w" + workers);
@@ -285,21 +316,29 @@ final class LoaderComparison {
         private final KeycloakCluster cluster;
         private final KeycloakNode node;
         private final List<Realm> realms = new ArrayList<>();
+        private final String prefix;
+        private final SeedShape shape;
         private int seeded;
 
         Seeding(KeycloakCluster cluster, KeycloakNode node) {
+            this(cluster, node, "bench-", SHAPE);
+        }
+
+        Seeding(KeycloakCluster cluster, KeycloakNode node, String prefix, SeedShape shape) {
             this.cluster = cluster;
             this.node = node;
+            this.prefix = prefix;
+            this.shape = shape;
         }
 
         void upTo(int size, Database db) {
             if (realms.isEmpty()) {
                 try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
                     for (int r = 1; r <= REALMS; r++) {
-                        realms.add(seeder.createRealm(node, "bench-" + r, CLIENTS, USERS));
+                        realms.add(seeder.createRealm(node, prefix + r, Math.max(CLIENTS, shape.clientSessionsPerSession()), USERS));
                     }
                 }
-                seeded = REALMS * CLIENTS; // the template sessions
+                seeded = (int) db.offlineSessions(); // the template sessions
             }
             long start = System.nanoTime();
             int missing = size - seeded;
@@ -312,7 +351,7 @@ final class LoaderComparison {
                 Thread insert = new Thread(() -> {
                     try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
                         if (share > 0) {
-                            seeder.seed(realm, SHAPE.withSessions(share));
+                            seeder.seed(realm, shape.withSessions(share));
                         }
                     } catch (RuntimeException e) {
                         failures.add(e);

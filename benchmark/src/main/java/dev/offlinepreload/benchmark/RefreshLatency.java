@@ -41,6 +41,9 @@ final class RefreshLatency {
     private static final String CLIENT = "app-1";
     /** Refreshes (on other sessions) that let a restarted JVM compile its hot paths before the measured ones. */
     private static final int JIT_WARMUP = 1000;
+    /** Sessions per second and node in the rate-capped load: a third of 1M then takes about 33 s per node. */
+    static final int RATE_CAP = 10_000;
+    private static final String RATE_CAP_OPTION = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
 
     /** One pass of refreshes over every token. */
     record Pass(String setup, String when, Latencies latencies, double selectsPerRefresh, double rowsPerRefresh,
@@ -124,7 +127,12 @@ final class RefreshLatency {
                 }
                 db.settle();
                 formations.add(formation(cluster, db));
-                passes.addAll(refreshDuringLoad(setup, cluster, db, tokens.subList(JIT_WARMUP, tokens.size())));
+                passes.addAll(refreshDuringLoad(setup, cluster, db, tokens.subList(JIT_WARMUP, tokens.size()), ""));
+                // The same with the rate cap an operator sets to keep request latency untouched while loading.
+                cluster.nodes().forEach(n -> n.setEnv(RATE_CAP_OPTION, Integer.toString(RATE_CAP)));
+                passes.addAll(refreshDuringLoad(setup, cluster, db, tokens.subList(JIT_WARMUP, tokens.size()),
+                        " at max-sessions-per-second=" + RATE_CAP));
+                cluster.nodes().forEach(n -> n.setEnv(RATE_CAP_OPTION, "0"));
             }
         }
     }
@@ -146,7 +154,7 @@ final class RefreshLatency {
     }
 
     /** Restarts the cluster and refreshes from the moment it is ready, tagging each request by whether a node was loading. */
-    private List<Pass> refreshDuringLoad(String setup, KeycloakCluster cluster, Database db, List<String> tokens) {
+    private List<Pass> refreshDuringLoad(String setup, KeycloakCluster cluster, Database db, List<String> tokens, String rate) {
         cluster.restartAll();
         AtomicBoolean loading = new AtomicBoolean(true);
         AtomicBoolean stop = new AtomicBoolean();
@@ -170,9 +178,10 @@ final class RefreshLatency {
         stop.set(true);
         shutdown(pool);
         double afterSeconds = (System.nanoTime() - afterStart) / 1e9;
-        Pass whileLoading = new Pass(setup, "while " + NODES + " nodes load " + Report.sessionsLabel((int) db.offlineSessions()) + " sessions",
+        Pass whileLoading = new Pass(setup, "while " + NODES + " nodes load " + Report.sessionsLabel((int) db.offlineSessions())
+                + " sessions" + rate,
                 new Latencies(during, failures.get(), loadSeconds), Double.NaN, Double.NaN, Double.NaN);
-        Pass idle = new Pass(setup, "right after that load (idle)", new Latencies(after, 0, afterSeconds),
+        Pass idle = new Pass(setup, "right after that load" + rate + " (idle)", new Latencies(after, 0, afterSeconds),
                 Double.NaN, Double.NaN, Double.NaN);
         Progress.say("%s: during load %s; after %s", setup, whileLoading.latencies(), idle.latencies());
         return List.of(whileLoading, idle);

@@ -54,6 +54,7 @@ final class Report {
             header();
             if (!loads.isEmpty()) {
                 summary();
+                severalClientSessions();
                 matrix(OURS, "This provider, one node: every batch size and worker count");
                 matrix(KC24, "Keycloak 24.0.5's built-in preloader, one node (batch = sessionsPerSegment)");
                 memory();
@@ -104,6 +105,25 @@ final class Report {
                 + "(planning included) to its \"finished\" line, for Keycloak 24 between its \"Start pre-loading\" and "
                 + "\"Pre-loading ... finished\" lines. Each run starts a fresh node (empty cache, cold JVM) on the same "
                 + "data; PostgreSQL's cache is warm.\n\n");
+    }
+
+    /** The loads of the largest size with several client sessions per session (users with several apps). */
+    private void severalClientSessions() {
+        List<LoadResult> rows = loads.stream().filter(r -> r.note().endsWith("client sessions each")).toList();
+        if (rows.isEmpty()) {
+            return;
+        }
+        md.append("## ").append(sessionsLabel(rows.get(0).sessions())).append(" sessions with ")
+                .append(rows.get(0).note()).append(", one node\n\n")
+                .append("| loader | batch | seconds | sessions/s | peak heap after GC (MiB) | live heap after (MiB) | DB time (s) "
+                        + "| GC pauses (s) |\n|---|---|---|---|---|---|---|---|\n");
+        for (LoadResult r : rows) {
+            md.append(String.format(Locale.ROOT, "| %s | %d | %.1f | %,.0f | %s | %s | %.1f | %.1f |%n",
+                    r.loader().equals(OURS) ? "this provider, defaults" : "Keycloak 24.0.5, its best sessionsPerSegment",
+                    r.batch(), r.seconds(), r.sessionsPerSecond(), mib(r.peakHeapMiB()), mib(r.liveHeapMiB()),
+                    r.dbSeconds(), r.gcPauseSeconds()));
+        }
+        md.append("\nThe same data for both (seeded again for this row), an 8 GiB heap for both.\n\n");
     }
 
     private void matrix(String loader, String title) {
@@ -180,11 +200,14 @@ final class Report {
                         first.get().latencies().percentile(99) / steady.get().latencies().percentile(99)));
             }
         }
-        Optional<RefreshLatency.Pass> during = pass(RefreshLatency.OURS, "while");
-        Optional<RefreshLatency.Pass> idle = pass(RefreshLatency.OURS, "idle");
-        if (during.isPresent() && idle.isPresent()) {
-            md.append(String.format(Locale.ROOT, "- %s: p99 while loading = %.2f × p99 right after%n", RefreshLatency.OURS,
-                    during.get().latencies().percentile(99) / idle.get().latencies().percentile(99)));
+        for (String rate : List.of("", " at max-sessions-per-second=" + RefreshLatency.RATE_CAP)) {
+            Optional<RefreshLatency.Pass> during = passes.stream().filter(p -> p.setup().equals(RefreshLatency.OURS)
+                    && p.when().startsWith("while") && p.when().endsWith("sessions" + rate)).findFirst();
+            Optional<RefreshLatency.Pass> idle = pass(RefreshLatency.OURS, "right after that load" + rate + " (idle)");
+            if (during.isPresent() && idle.isPresent()) {
+                md.append(String.format(Locale.ROOT, "- %s: p99 while loading%s = %.2f × p99 right after%n", RefreshLatency.OURS,
+                        rate, during.get().latencies().percentile(99) / idle.get().latencies().percentile(99)));
+            }
         }
         md.append("\n![refresh latency](refresh-latency.png)\n\n");
 
@@ -197,7 +220,8 @@ final class Report {
             labels.add((p.setup().equals(RefreshLatency.STOCK) ? "stock: " : "provider: ") + p.when().replaceAll(" \\(.*", "")
                     .replaceAll("first \\d+ refreshes", "cold JVM")
                     .replace("first refresh after a full restart", "first").replace("second refresh", "second")
-                    .replaceAll("while \\d+ nodes load.*", "while loading").replace("right after that load", "after load"));
+                    .replaceAll("while \\d+ nodes load [^ ]+ sessions", "while loading").replace("right after that load", "after load")
+                    .replace(" at max-sessions-per-second=", ", cap "));
             p50.add(p.latencies().percentile(50));
             p99.add(p.latencies().percentile(99));
         }

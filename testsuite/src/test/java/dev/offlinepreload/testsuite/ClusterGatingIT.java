@@ -44,9 +44,10 @@ class ClusterGatingIT {
         cluster = KeycloakCluster.builder(ClusterGatingIT.class.getSimpleName()).nodes(3)
                 .env(PRELOAD + "EXPECTED_CLUSTER_SIZE", "3")
                 .env(PRELOAD + "JOIN_TIMEOUT_SECONDS", "300")
-                // Small batches, one worker: a load lasts long enough to kill a node or pause the database in it.
+                // Small batches, one worker, a rate cap: a load lasts long enough to kill a node or pause the database.
                 .env(PRELOAD + "BATCH_SIZE", "10")
                 .env(PRELOAD + "WORKERS_PER_NODE", "1")
+                .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", "500")
                 .env(PRELOAD + "REVOCATION_RECHECK_SECONDS", "2")
                 .build().start();
         TestRealm.create(cluster.node(1), REAL);

@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.ToLongFunction;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.cluster.NodeLog;
 import dev.offlinepreload.testsuite.db.SessionSeeder;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import dev.offlinepreload.testsuite.keycloak.OidcClient;
@@ -19,43 +23,64 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.keycloak.admin.client.Keycloak;
+import org.testcontainers.lifecycle.Startables;
 
 /**
  * Persistent user sessions (Keycloak's default): after a full cluster restart every node loads exactly its share,
- * refreshes hit the cache, bad rows are skipped, and sessions revoked while the load runs stay revoked.
+ * refreshes hit the cache, bad rows are skipped, and 200 sessions revoked while the load runs stay revoked: half
+ * through the token revocation endpoint (one app of a session that has two, so the session itself stays), half
+ * through the admin API (the whole session).
  */
 class PreloadIT {
 
     private static final String OFFLINE_SESSIONS = "offlineSessions";
-    private static final int REAL = 30;
-    private static final int REVOKED = 10;
-    private static final int CLONES = 3000;
+    private static final String OFFLINE_CLIENT_SESSIONS = "offlineClientSessions";
+    /** Sessions with a client session for each of two apps; the first app's token is revoked during the load. */
+    private static final int TWO_APPS = 100;
+    /** One-app sessions deleted through the admin API during the load. */
+    private static final int DELETED = 100;
+    /** One-app sessions nobody touches. */
+    private static final int KEPT = 40;
+    private static final int CLONES = 6000;
+    /** Node 1's load rate cap: loading everything alone takes about 15 s, well past the revocations' start. */
+    private static final int SESSIONS_PER_SECOND = 400;
 
     private static KeycloakCluster cluster;
-    private static final List<TokenResponse> tokens = new ArrayList<>();
+    private static final List<List<TokenResponse>> twoApps = new ArrayList<>();
+    private static final List<TokenResponse> deleted = new ArrayList<>();
+    private static final List<TokenResponse> kept = new ArrayList<>();
+    private static LocalDateTime firstRevocation;
+    private static LocalDateTime lastRevocation;
 
     @BeforeAll
     static void loadAfterAFullRestartWhileSessionsAreRevoked() {
         cluster = KeycloakCluster.builder(PreloadIT.class.getSimpleName()).nodes(3)
-                // Small batches and one worker: node 1's load runs long enough to revoke sessions while it runs.
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__BATCH_SIZE", "5")
+                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__BATCH_SIZE", "50")
                 .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__WORKERS_PER_NODE", "1")
+                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND", Integer.toString(SESSIONS_PER_SECOND))
                 .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__REVOCATION_RECHECK_SECONDS", "5")
                 .build().start();
-        TestRealm.create(cluster.node(1), REAL);
-        for (int i = 1; i <= REAL; i++) {
-            TokenResponse login = new OidcClient(cluster.node(1 + i % 3)).offlineLogin(TestRealm.username(i), "password");
+        TestRealm.create(cluster.node(1), TWO_APPS + DELETED + KEPT);
+        int user = 0;
+        for (int i = 0; i < TWO_APPS; i++) {
+            user++;
+            List<TokenResponse> both = OidcClient.offlineLoginWithSso(cluster.node(1 + i % 3), TestRealm.REALM,
+                    List.of(TestRealm.CLIENT_ID, TestRealm.SECOND_CLIENT_ID), TestRealm.username(user), "password");
+            assertThat(both).as("logins of user %d", user).allSatisfy(t -> assertThat(t.status()).as("%s", t).isEqualTo(200));
+            assertThat(both.get(1).sessionId()).as("one session, two apps").isEqualTo(both.get(0).sessionId());
+            twoApps.add(both);
+        }
+        for (int i = 0; i < DELETED + KEPT; i++) {
+            user++;
+            TokenResponse login = new OidcClient(cluster.node(1 + i % 3)).offlineLogin(TestRealm.username(user), "password");
             assertThat(login.status()).as("%s", login).isEqualTo(200);
-            tokens.add(login);
+            (i < DELETED ? deleted : kept).add(login);
         }
 
         try (SessionSeeder db = new SessionSeeder(cluster)) {
             int now = SessionSeeder.now();
-            db.cloneSession(tokens.get(REAL - 1).sessionId(), "seed-", CLONES, now, 3000);
-            // The real sessions become the least recent, so they are loaded last: revoking them below races the load.
-            db.execute("UPDATE offline_user_session SET last_session_refresh = " + (now - 7200) + ", created_on = "
-                    + (now - 9000) + " WHERE user_session_id NOT LIKE 'seed-%'");
-            String template = tokens.get(REAL - 1).sessionId();
+            String template = kept.get(0).sessionId();
+            db.cloneSession(template, "seed-", CLONES, now, 3000);
             db.cloneSession(template, "bad-json-", 1, now, 1);
             db.execute("UPDATE offline_user_session SET data = '{not json' WHERE user_session_id = 'bad-json-1'");
             db.cloneSession(template, "bad-user-", 1, now, 1);
@@ -72,22 +97,31 @@ class PreloadIT {
             node.stop();
         }
         cluster.node(1).start();
-        // Node 1 is loading everything alone now; revoke sessions concurrently, two ways.
-        CompletableFuture<Void> revocations = CompletableFuture.runAsync(() -> {
-            OidcClient client = new OidcClient(cluster.node(1));
-            try (Keycloak admin = TestRealm.admin(cluster.node(1))) {
-                for (int i = 0; i < REVOKED; i++) {
-                    if (i % 2 == 0) {
-                        assertThat(client.revoke(tokens.get(i).refreshToken())).isEqualTo(200);
-                    } else {
-                        admin.realm(TestRealm.REALM).deleteSession(tokens.get(i).sessionId(), true);
-                    }
-                }
-            }
-        });
-        org.testcontainers.lifecycle.Startables.deepStart(cluster.nodes().subList(1, 3)).join();
+        // Node 1 loads everything alone now, at a capped rate; revoke while it does, two ways, and let the other
+        // nodes join meanwhile (their joining stops node 1's pass, which plans again for three nodes).
+        cluster.node(1).awaitLogLine("Offline session preload on node1: loading", Duration.ofMinutes(2));
+        CompletableFuture<Void> revocations = CompletableFuture.runAsync(PreloadIT::revoke);
+        Startables.deepStart(cluster.nodes().subList(1, 3)).join();
         revocations.join();
         cluster.awaitView(3);
+    }
+
+    private static void revoke() {
+        OidcClient mobileApp = new OidcClient(cluster.node(1));
+        firstRevocation = LocalDateTime.now(ZoneOffset.UTC);
+        try (Keycloak admin = TestRealm.admin(cluster.node(1))) {
+            for (int i = 0; i < Math.max(TWO_APPS, DELETED); i++) {
+                if (i < TWO_APPS) {
+                    assertThat(mobileApp.revoke(twoApps.get(i).get(0).refreshToken())).isEqualTo(200);
+                }
+                if (i < DELETED) {
+                    admin.realm(TestRealm.REALM).deleteSession(deleted.get(i).sessionId(), true);
+                }
+            }
+        }
+        lastRevocation = LocalDateTime.now(ZoneOffset.UTC);
+        System.out.printf("PreloadIT: %d revocations and %d admin deletions from %s to %s (UTC)%n", TWO_APPS, DELETED,
+                firstRevocation, lastRevocation);
     }
 
     @AfterAll
@@ -97,63 +131,88 @@ class PreloadIT {
         }
     }
 
-    private static long sumOverNodes(java.util.function.ToLongFunction<NodeMetrics> metric) {
+    private static long sumOverNodes(ToLongFunction<NodeMetrics> metric) {
         return cluster.nodes().stream().mapToLong(n -> metric.applyAsLong(NodeMetrics.scrape(n))).sum();
     }
 
-    private static long cachedOnAllNodes() {
-        return sumOverNodes(m -> m.entries(OFFLINE_SESSIONS));
-    }
+    /** Every seeded clone, every two-app session (with its second app only) and every kept session. */
+    private static final long LOADABLE = CLONES + TWO_APPS + KEPT;
 
-    private static void awaitLoaded(long expected) {
-        await("every node done and " + expected + " offline sessions cached").atMost(Duration.ofMinutes(3))
+    private static void awaitLoaded() {
+        await("every node done and " + LOADABLE + " offline sessions cached").atMost(Duration.ofMinutes(3))
                 .pollInterval(Duration.ofSeconds(1))
                 .until(() -> cluster.nodes().stream().allMatch(n -> NodeMetrics.scrape(n).preloadState("done"))
-                        && cachedOnAllNodes() == expected);
+                        && sumOverNodes(m -> m.entries(OFFLINE_SESSIONS)) == LOADABLE);
+    }
+
+    @Test
+    void theLoadOverlappedTheRevocations() {
+        List<String> lines = cluster.node(1).log().lines();
+        LocalDateTime loadStart = lines.stream().filter(l -> l.contains("Offline session preload on node1: loading"))
+                .map(NodeLog::timeOf).findFirst().orElseThrow();
+        LocalDateTime loadEnd = lines.stream().filter(l -> l.contains("Offline session preload on node1 ")
+                        && (l.contains(" finished in ") || l.contains(" stopped by a topology change in ")))
+                .map(NodeLog::timeOf).findFirst().orElseThrow();
+        System.out.printf("PreloadIT: node1's first pass ran from %s to %s (UTC)%n", loadStart, loadEnd);
+        assertThat(firstRevocation).as("revocations began before the load ended").isBefore(loadEnd);
+        assertThat(lastRevocation).as("revocations ended after the load began").isAfter(loadStart);
     }
 
     @Test
     void everyLoadableSessionIsCachedOnExactlyOneNode() {
-        long expected = CLONES + REAL - REVOKED;
-        awaitLoaded(expected);
+        awaitLoaded();
         for (KeycloakNode node : cluster.nodes()) {
             long entries = NodeMetrics.scrape(node).entries(OFFLINE_SESSIONS);
             // One owner per key: each node holds roughly a third; none is empty, none holds everything.
-            assertThat(entries).as("%s holds its share", node.name()).isBetween(expected / 5, expected / 2);
+            assertThat(entries).as("%s holds its share", node.name()).isBetween(LOADABLE / 5, LOADABLE / 2);
         }
+        assertThat(sumOverNodes(m -> m.entries(OFFLINE_CLIENT_SESSIONS)))
+                .as("one client session per loadable session: the revoked app's are gone").isEqualTo(LOADABLE);
     }
 
     @Test
-    void refreshesAfterTheRestartAreCacheHitsOnEveryNode() {
-        awaitLoaded(CLONES + REAL - REVOKED);
-        long missesBefore = sumOverNodes(m -> m.misses(OFFLINE_SESSIONS));
-        long hitsBefore = sumOverNodes(m -> m.hits(OFFLINE_SESSIONS));
-        for (int i = REVOKED; i < REAL; i++) {
-            KeycloakNode node = cluster.node(1 + i % 3);
-            TokenResponse refreshed = new OidcClient(node).refresh(tokens.get(i).refreshToken());
-            assertThat(refreshed.status()).as("refresh of session %d on %s: %s", i, node.name(), refreshed).isEqualTo(200);
-        }
-        long missesAfter = sumOverNodes(m -> m.misses(OFFLINE_SESSIONS));
-        long hitsAfter = sumOverNodes(m -> m.hits(OFFLINE_SESSIONS));
-        assertThat(missesAfter - missesBefore).as("offlineSessions cache misses during the refreshes").isZero();
-        assertThat(hitsAfter - hitsBefore).as("offlineSessions cache hits").isGreaterThanOrEqualTo(REAL - REVOKED);
-    }
-
-    @Test
-    void sessionsRevokedDuringTheLoadStayRevokedOnEveryNode() {
-        awaitLoaded(CLONES + REAL - REVOKED);
-        for (int i = 0; i < REVOKED; i++) {
+    void everyRevokedTokenIsRefusedOnEveryNode() {
+        awaitLoaded();
+        List<String> revoked = new ArrayList<>();
+        twoApps.forEach(both -> revoked.add(both.get(0).refreshToken()));
+        deleted.forEach(t -> revoked.add(t.refreshToken()));
+        for (int i = 0; i < revoked.size(); i++) {
             for (KeycloakNode node : cluster.nodes()) {
-                TokenResponse refreshed = new OidcClient(node).refresh(tokens.get(i).refreshToken());
-                assertThat(refreshed.status()).as("revoked session %d refreshed on %s: %s", i, node.name(), refreshed)
+                TokenResponse refreshed = new OidcClient(node).refresh(revoked.get(i));
+                assertThat(refreshed.status()).as("revoked token %d refreshed on %s: %s", i, node.name(), refreshed)
                         .isEqualTo(400);
             }
         }
     }
 
     @Test
+    void everyOtherTokenRefreshesFromTheCacheOnEveryNode() {
+        awaitLoaded();
+        long missesBefore = sumOverNodes(m -> m.misses(OFFLINE_SESSIONS));
+        long hitsBefore = sumOverNodes(m -> m.hits(OFFLINE_SESSIONS));
+        int refreshes = 0;
+        for (int i = 0; i < TWO_APPS; i++) {
+            KeycloakNode node = cluster.node(1 + i % 3);
+            TokenResponse refreshed = new OidcClient(node, TestRealm.REALM, TestRealm.SECOND_CLIENT_ID)
+                    .refresh(twoApps.get(i).get(1).refreshToken());
+            assertThat(refreshed.status()).as("second app of session %d on %s: %s", i, node.name(), refreshed).isEqualTo(200);
+            refreshes++;
+        }
+        for (int i = 0; i < KEPT; i++) {
+            KeycloakNode node = cluster.node(1 + i % 3);
+            TokenResponse refreshed = new OidcClient(node).refresh(kept.get(i).refreshToken());
+            assertThat(refreshed.status()).as("kept session %d on %s: %s", i, node.name(), refreshed).isEqualTo(200);
+            refreshes++;
+        }
+        assertThat(sumOverNodes(m -> m.misses(OFFLINE_SESSIONS)) - missesBefore)
+                .as("offlineSessions cache misses during the refreshes").isZero();
+        assertThat(sumOverNodes(m -> m.hits(OFFLINE_SESSIONS)) - hitsBefore).as("offlineSessions cache hits")
+                .isGreaterThanOrEqualTo(refreshes);
+    }
+
+    @Test
     void badRowsAreSkippedByIdAndNeverCached() {
-        awaitLoaded(CLONES + REAL - REVOKED);
+        awaitLoaded();
         List<String> logs = cluster.nodes().stream().flatMap(n -> n.log().lines().stream()).toList();
         assertThat(logs).anyMatch(l -> l.contains("skipped offline session bad-json-1: DATA is not valid session JSON"));
         assertThat(logs).anyMatch(l -> l.contains("skipped offline session bad-user-1: user no-such-user does not exist"));
