@@ -34,7 +34,8 @@ import org.keycloak.storage.StorageId;
 /**
  * One batch inside one Keycloak transaction: read the batch's rows (one range scan per table, or by id), drop what is
  * not the batch's or cannot be loaded, put the rest into this node's caches if absent, then take out again whatever
- * was removed or deleted while the batch ran.
+ * a logout or revocation removed from the caches while the batch ran ({@link RemovalWatch}). Rows deleted without
+ * going through the caches are caught by the delayed existence check ({@code RevocationGuard}).
  * <p>
  * With persistent user sessions (Keycloak's default) the cache entries are built and put here, per session, exactly
  * as {@code PersistentUserSessionProvider.importUserSession} builds them for a lazy load (Keycloak's own entity
@@ -101,7 +102,6 @@ final class BatchImport {
                 load(row, clientRows.getOrDefault(row.userSessionId(), List.of()), localUsers, now, provider);
             }
             takeOutRemovedSince(mark);
-            takeOutDeleted(batch);
         } catch (RuntimeException e) {
             // Nothing that was put but not checked may stay: evict it, the retry puts it again.
             caches.evict(imported);
@@ -287,14 +287,6 @@ final class BatchImport {
         gone += revoked.size();
         imported.clear();
         imported.addAll(kept);
-    }
-
-    /** Sessions this batch put that the database no longer has (deleted after the batch read them). */
-    private void takeOutDeleted(Batch batch) {
-        DeletedSessionSweep.Result sweep = DeletedSessionSweep.sweep(em, caches, batch, imported);
-        gone += sweep.sessionsRemoved();
-        imported.clear();
-        imported.addAll(sweep.kept());
     }
 
     private RealmModel realm(String realmId) {

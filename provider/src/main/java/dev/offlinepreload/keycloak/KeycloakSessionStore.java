@@ -123,10 +123,8 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
 
     @Override
     public int removeDeleted(Batch batch, List<ImportedSession> imported) {
-        return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
-            DeletedSessionSweep.Result sweep = DeletedSessionSweep.sweep(em(session), caches, batch, imported);
-            return sweep.sessionsRemoved() + sweep.clientSessionsRemoved();
-        });
+        return KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
+                DeletedSessionSweep.sweep(em(session), caches, batch, imported));
     }
 
     @Override
