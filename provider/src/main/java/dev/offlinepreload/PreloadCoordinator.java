@@ -137,7 +137,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         try {
             LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, config.fillLimit(store.sessionsMaxCount()),
                     config.batchSize());
-            plan = retry.call("reading the session ids", () -> planner.plan(store::forEachCandidate));
+            plan = retry.call("reading the session ids", () -> planner.plan(store::forEachKey, store::forEachCandidate));
         } catch (Retry.GaveUp e) {
             if (closing) {
                 return PassOutcome.SHUT_DOWN;

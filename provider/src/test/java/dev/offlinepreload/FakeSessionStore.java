@@ -41,7 +41,7 @@ final class FakeSessionStore implements SessionStore {
 
     /** importBatch calls, failed ones included. */
     final AtomicInteger importCalls = new AtomicInteger();
-    /** forEachCandidate calls (one per plan), failed ones included. */
+    /** forEachKey calls (one per plan), failed ones included. */
     final AtomicInteger planCalls = new AtomicInteger();
     final AtomicInteger topologyCalls = new AtomicInteger();
     /** The ids of every importBatch call, in call order, failed ones included. */
@@ -117,8 +117,15 @@ final class FakeSessionStore implements SessionStore {
     }
 
     @Override
-    public void forEachCandidate(Consumer<Candidate> sink) {
+    public void forEachKey(Consumer<String> sink) {
         planCalls.incrementAndGet();
+        planningThreads.add(Thread.currentThread());
+        failIfDown();
+        database.keySet().forEach(sink);
+    }
+
+    @Override
+    public void forEachCandidate(Consumer<Candidate> sink) {
         planningThreads.add(Thread.currentThread());
         failIfDown();
         database.forEach((id, lastRefresh) -> sink.accept(new Candidate(id, lastRefresh)));

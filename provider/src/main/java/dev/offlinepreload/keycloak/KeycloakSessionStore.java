@@ -94,6 +94,15 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
         return caches.localClientSessions();
     }
 
+    @Override
+    public void forEachKey(Consumer<String> sink) {
+        KeycloakModelUtils.runJobInTransaction(factory, session -> {
+            try (var rows = SessionQueries.keys(em(session)).getResultStream()) {
+                rows.forEach(sink);
+            }
+        });
+    }
+
     /** One stream over all realms, in key order; each realm's idle window is applied to the rows as they come. */
     @Override
     public void forEachCandidate(Consumer<Candidate> sink) {

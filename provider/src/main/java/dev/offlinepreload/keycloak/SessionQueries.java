@@ -37,6 +37,9 @@ final class SessionQueries {
     /** Every offline session refreshed since the oldest idle window of all realms, in key order. */
     private static final String CANDIDATES = "select s.userSessionId, s.lastSessionRefresh, s.realmId from PersistentUserSessionEntity s"
             + " where s.offline = :offline and s.lastSessionRefresh >= :oldest order by s.userSessionId";
+    /** Every offline session id, in key order: an index-only scan of the primary key, no sort. */
+    private static final String KEYS = "select s.userSessionId from PersistentUserSessionEntity s where s.offline = :offline"
+            + " order by s.userSessionId";
     private static final String USER_SESSIONS = "select new org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity("
             + "s.userSessionId, s.realmId, s.userId, s.createdOn, s.lastSessionRefresh, s.brokerSessionId, s.offline, s.data, s.rememberMe)"
             + " from PersistentUserSessionEntity s where s.offline = :offline and s.userSessionId ";
@@ -51,6 +54,13 @@ final class SessionQueries {
     private static final String LOCAL_USER_IDS = "select u.id from UserEntity u where u.id in " + IDS;
 
     private SessionQueries() {
+    }
+
+    static TypedQuery<String> keys(EntityManager em) {
+        return em.createQuery(KEYS, String.class)
+                .setParameter("offline", OFFLINE)
+                .setHint("org.hibernate.fetchSize", 10_000)
+                .setHint("org.hibernate.readOnly", true);
     }
 
     static TypedQuery<Object[]> candidates(EntityManager em, int oldest) {

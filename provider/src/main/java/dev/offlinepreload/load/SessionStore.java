@@ -34,6 +34,9 @@ public interface SessionStore {
     /** Client sessions this node's cache holds now. */
     long localClientSessions();
 
+    /** Streams the id of every offline session, in the database's key order (an index-only scan of the key). */
+    void forEachKey(Consumer<String> sink);
+
     /**
      * Streams every offline session that has not expired by its realm's idle timeout, in the database's key order
      * (the order in which key ranges are read).

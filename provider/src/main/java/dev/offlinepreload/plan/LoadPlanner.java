@@ -48,6 +48,32 @@ public final class LoadPlanner {
         this.batchSize = batchSize;
     }
 
+    /**
+     * Plans in one cheap pass when the node's limit covers every session it owns (the usual case once an operator
+     * sizes the caches): the keys alone, in key order, are enough then. Only when the node owns more sessions than it
+     * may keep does it read the candidates with their last refresh, to keep the most recent.
+     *
+     * @param keys       calls its consumer once per offline session id, in the database's key order
+     * @param candidates calls its consumer once per non-expired candidate with its last refresh, in key order
+     */
+    public LoadPlan plan(Consumer<Consumer<String>> keys, Consumer<Consumer<Candidate>> candidates) {
+        List<Ranked> owned = new ArrayList<>();
+        long[] seen = {0};
+        boolean[] overLimit = {false};
+        keys.accept(id -> {
+            long position = seen[0]++;
+            if (!overLimit[0] && this.owned.test(id)) {
+                if (owned.size() < limit) {
+                    owned.add(new Ranked(new Candidate(id, 0), position));
+                } else {
+                    overLimit[0] = true;
+                    owned.clear(); // the recency pass below decides
+                }
+            }
+        });
+        return overLimit[0] ? plan(candidates) : plan(owned, seen[0], owned.size(), 0);
+    }
+
     /** @param source calls its consumer once per candidate, in the database's key order (a database stream) */
     public LoadPlan plan(Consumer<Consumer<Candidate>> source) {
         PriorityQueue<Ranked> mostRecent = new PriorityQueue<>(OLDEST_FIRST);
@@ -70,9 +96,13 @@ public final class LoadPlanner {
                 mostRecent.add(ranked);
             }
         });
-
         List<Ranked> kept = new ArrayList<>(mostRecent);
         kept.sort(Comparator.comparingLong(Ranked::position));
+        return plan(kept, seen[0], ownedCount[0], ownedCount[0] - kept.size());
+    }
+
+    /** @param kept the owned sessions within the limit, in key order */
+    private LoadPlan plan(List<Ranked> kept, long seen, long ownedCount, long overCapacity) {
         List<Ranked> toLoad = new ArrayList<>(kept.size());
         long alreadyCached = 0;
         for (Ranked r : kept) {
@@ -82,7 +112,7 @@ public final class LoadPlanner {
                 toLoad.add(r);
             }
         }
-        return new LoadPlan(batches(toLoad), seen[0], ownedCount[0], alreadyCached, ownedCount[0] - kept.size(), limit);
+        return new LoadPlan(batches(toLoad), seen, ownedCount, alreadyCached, overCapacity, limit);
     }
 
     private List<Batch> batches(List<Ranked> toLoad) {

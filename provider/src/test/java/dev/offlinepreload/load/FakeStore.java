@@ -59,6 +59,11 @@ class FakeStore implements SessionStore {
     }
 
     @Override
+    public void forEachKey(Consumer<String> sink) {
+        database.stream().sorted().forEach(sink);
+    }
+
+    @Override
     public void forEachCandidate(Consumer<Candidate> sink) {
         database.stream().sorted().forEach(id -> sink.accept(new Candidate(id, 1)));
     }

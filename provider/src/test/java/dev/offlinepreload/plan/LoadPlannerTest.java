@@ -111,4 +111,23 @@ class LoadPlannerTest {
         assertThat(ids(plan)).containsExactly("s0", "s2", "s4");
         assertThat(plan.alreadyCached()).isEqualTo(2);
     }
+
+    @Test
+    void whenTheLimitCoversWhatTheNodeOwnsTheKeysAloneMakeThePlan() {
+        boolean[] recencyRead = {false};
+        LoadPlan plan = new LoadPlanner(id -> !id.equals("s1"), id -> id.equals("s2"), 3, 10).plan(
+                sink -> List.of("s0", "s1", "s2", "s3").forEach(sink), sink -> recencyRead[0] = true);
+        assertThat(ids(plan)).containsExactly("s0", "s3");
+        assertThat(plan.alreadyCached()).isEqualTo(1);
+        assertThat(plan.owned()).isEqualTo(3);
+        assertThat(recencyRead[0]).as("the recency stream was not needed").isFalse();
+    }
+
+    @Test
+    void whenTheNodeOwnsMoreThanItsLimitTheMostRecentAreChosen() {
+        LoadPlan plan = new LoadPlanner(id -> true, id -> false, 3, 10).plan(
+                sink -> IntStream.range(0, 10).forEach(i -> sink.accept("s" + i)), sessions(10));
+        assertThat(ids(plan)).containsExactly("s7", "s8", "s9");
+        assertThat(plan.overCapacity()).isEqualTo(7);
+    }
 }
