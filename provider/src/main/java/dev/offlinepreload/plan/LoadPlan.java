@@ -6,7 +6,7 @@ import java.util.List;
  * What one node loads in one pass, and how the plan came about.
  *
  * @param batches       the sessions to read and import, in key order
- * @param seen          non-expired offline sessions in the database
+ * @param seen          offline sessions in the database (only non-expired ones when recency had to decide)
  * @param owned         of those, the ones whose cache key this node owns
  * @param alreadyCached owned sessions within the limit that the caches already hold whole (not reloaded)
  * @param overCapacity  owned sessions left out because the node's limit was reached (the least recent)

@@ -27,7 +27,7 @@ public final class ProgressLog implements LoadRun.SkipLog {
 
     public void started(LoadPlan plan, String settings) {
         long ranges = plan.batches().stream().filter(b -> b.range()).count();
-        log.infof("Offline session preload on %s: loading %d sessions (%d in the database not expired, %d owned by "
+        log.infof("Offline session preload on %s: loading %d sessions (%d in the database, %d owned by "
                         + "this node, %d already cached, %d over this node's limit of %d) in %d batches (%d key ranges, "
                         + "%d id lists); %s",
                 node, plan.toLoad(), plan.seen(), plan.owned(), plan.alreadyCached(), plan.overCapacity(),

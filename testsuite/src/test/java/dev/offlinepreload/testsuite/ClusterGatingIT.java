@@ -131,17 +131,11 @@ class ClusterGatingIT {
         victim.stop();
         cluster.awaitView(2);
         awaitWarm(2);
-        victim.startupTimeout(Duration.ofSeconds(45)); // its start() fails soon after the kill instead of waiting 5 min
-        CompletableFuture<Void> starting = CompletableFuture.runAsync(victim::start);
-        victim.awaitLogLine("Offline session preload on node3: loading", Duration.ofMinutes(3));
-        victim.kill();
-        starting.exceptionally(killedBeforeReady -> null).join();
-        victim.startupTimeout(Duration.ofMinutes(5));
+        victim.startAndKillOn("Offline session preload on node3: loading");
 
         List<KeycloakNode> survivors = List.of(cluster.node(1), cluster.node(2));
         await("survivors see a view of 2").atMost(Duration.ofMinutes(2))
                 .until(() -> survivors.stream().allMatch(n -> n.viewSize() == 2));
-        victim.stop(); // remove the dead container
         awaitWarm(2);
         assertRefreshesWorkOn(survivors);
 

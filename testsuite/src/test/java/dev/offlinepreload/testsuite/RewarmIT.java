@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.ToLongFunction;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
@@ -121,16 +120,10 @@ class RewarmIT {
         cluster.awaitView(2);
         awaitExactlyTheDatabase(2);
 
-        victim.startupTimeout(Duration.ofSeconds(45)); // its start() fails soon after the kill instead of waiting 5 min
-        CompletableFuture<Void> starting = CompletableFuture.runAsync(victim::start);
-        victim.awaitLogLine("Offline session preload on node2: loading", Duration.ofMinutes(3));
-        victim.kill();
-        starting.exceptionally(killedBeforeReady -> null).join();
-        victim.startupTimeout(Duration.ofMinutes(5));
+        victim.startAndKillOn("Offline session preload on node2: loading");
         List<KeycloakNode> survivors = List.of(cluster.node(1), cluster.node(3));
         await("survivors see a view of 2").atMost(Duration.ofMinutes(2))
                 .until(() -> survivors.stream().allMatch(n -> n.viewSize() == 2));
-        victim.stop(); // remove the dead container
         awaitExactlyTheDatabase(2);
 
         victim.start();

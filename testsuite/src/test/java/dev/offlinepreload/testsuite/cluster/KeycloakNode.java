@@ -2,6 +2,7 @@ package dev.offlinepreload.testsuite.cluster;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
@@ -90,6 +91,20 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
                 .pollInterval(java.time.Duration.ofMillis(100))
                 .until(() -> log.linesSinceStart().stream().filter(l -> l.contains(text)).findFirst().orElse(null),
                         java.util.Objects::nonNull);
+    }
+
+    /**
+     * Starts the node and kills it (SIGKILL) as soon as its log shows {@code text}, e.g. in the middle of its load;
+     * returns once the killed container is gone. The others find out through failure detection.
+     */
+    public void startAndKillOn(String text) {
+        startupTimeout(Duration.ofSeconds(45)); // start() fails soon after the kill instead of waiting 5 min
+        CompletableFuture<Void> starting = CompletableFuture.runAsync(this::start);
+        awaitLogLine(text, Duration.ofMinutes(3));
+        kill();
+        starting.exceptionally(killedBeforeReady -> null).join();
+        startupTimeout(Duration.ofMinutes(5));
+        stop(); // remove the dead container
     }
 
     /** SIGKILL: no shutdown hooks, no graceful leave; the others find out through failure detection. */
