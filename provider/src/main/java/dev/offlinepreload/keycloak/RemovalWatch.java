@@ -42,7 +42,8 @@ public final class RemovalWatch {
     /** Closes a batch and forgets the removals no open batch needs any more. */
     void release(long mark) {
         open.remove(mark);
-        long floor = open.isEmpty() ? sequence.get() : open.first();
+        // Removals at or below every open mark cannot matter to any batch, open now or opened later.
+        long floor = open.isEmpty() ? sequence.get() + 1 : open.first();
         removed.values().removeIf(at -> at < floor);
     }
 

@@ -1,0 +1,88 @@
+package dev.offlinepreload.keycloak;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+
+import dev.offlinepreload.load.ImportedSession;
+import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.manager.DefaultCacheManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.keycloak.models.sessions.infinispan.changes.SessionEntityWrapper;
+import org.keycloak.models.sessions.infinispan.entities.AuthenticatedClientSessionEntity;
+import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
+import org.keycloak.models.sessions.infinispan.entities.UserSessionEntity;
+
+/** On real (local) Infinispan caches: what counts as cached, put-if-absent, and eviction. */
+class OfflineCachesTest {
+
+    private final DefaultCacheManager manager = new DefaultCacheManager();
+    private final OfflineCaches caches;
+
+    OfflineCachesTest() {
+        manager.defineConfiguration("sessions", new ConfigurationBuilder().build());
+        manager.defineConfiguration("clientSessions", new ConfigurationBuilder().build());
+        caches = new OfflineCaches(manager.getCache("sessions"), manager.getCache("clientSessions"));
+    }
+
+    @AfterEach
+    void stop() {
+        manager.stop();
+    }
+
+    private void putSession(String id, String... listedClients) {
+        UserSessionEntity entity = new UserSessionEntity(id);
+        entity.getClientSessions().addAll(List.of(listedClients));
+        caches.putIfAbsent(id, new SessionEntityWrapper<>(entity), 60_000, -1);
+    }
+
+    private boolean putClientSession(String id, String client) {
+        AuthenticatedClientSessionEntity entity = new AuthenticatedClientSessionEntity();
+        entity.setUserSessionId(id);
+        entity.setClientId(client);
+        return caches.putIfAbsent(new EmbeddedClientSessionKey(id, client), new SessionEntityWrapper<>(entity), 60_000, -1);
+    }
+
+    @Test
+    void aSessionCountsAsCachedOnlyWithEveryClientSessionItsEntryLists() {
+        putSession("s1", "app-1", "app-2", "app-3");
+        putClientSession("s1", "app-1");
+        putClientSession("s1", "app-3");
+        assertThat(caches.isCached("s1")).as("app-2's client session is missing").isFalse();
+
+        putClientSession("s1", "app-2");
+        assertThat(caches.isCached("s1")).isTrue();
+        assertThat(caches.isCached("s2")).as("not in the cache at all").isFalse();
+    }
+
+    @Test
+    void putIfAbsentNeverReplacesAnEntry() {
+        putSession("s1", "app-1");
+        UserSessionEntity newer = new UserSessionEntity("s1");
+        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent("s1", new SessionEntityWrapper<>(newer), 60_000, -1);
+        assertThat(existing).isNotNull();
+        assertThat(caches.session("s1").getEntity()).isNotSameAs(newer);
+        assertThat(putClientSession("s1", "app-1")).isTrue();
+        assertThat(putClientSession("s1", "app-1")).as("second put of the same client session").isFalse();
+    }
+
+    @Test
+    void evictionTakesOutTheSessionAndTheClientSessionsItPut() {
+        putSession("s1", "app-1", "app-2");
+        putClientSession("s1", "app-1");
+        putClientSession("s1", "app-2");
+        caches.evict(List.of(new ImportedSession("s1", List.of("app-1", "app-2"))));
+        assertThat(caches.session("s1")).isNull();
+        assertThat(caches.hasClientSession("s1", "app-1")).isFalse();
+        assertThat(caches.hasClientSession("s1", "app-2")).isFalse();
+        assertThat(caches.localSessions()).isZero();
+    }
+
+    @Test
+    void localCachesAreOneStableTopologyThatOwnsEverything() {
+        var topology = caches.topology();
+        assertThat(topology.stable()).isTrue();
+        assertThat(topology.owns().test("any")).isTrue();
+    }
+}

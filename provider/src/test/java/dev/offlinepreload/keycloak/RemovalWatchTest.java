@@ -1,0 +1,81 @@
+package dev.offlinepreload.keycloak;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.infinispan.Cache;
+import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.manager.DefaultCacheManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The removals a batch must see, on a real (local) Infinispan cache with the watch registered as its listener. */
+class RemovalWatchTest {
+
+    private final DefaultCacheManager manager = new DefaultCacheManager();
+    private final RemovalWatch watch = new RemovalWatch();
+    private final Cache<String, String> cache;
+
+    RemovalWatchTest() {
+        manager.defineConfiguration("sessions", new ConfigurationBuilder().build());
+        cache = manager.getCache("sessions");
+        cache.addListener(watch);
+    }
+
+    @AfterEach
+    void stop() {
+        manager.stop();
+    }
+
+    @Test
+    void aRemovalAfterTheMarkIsSeenOneBeforeItIsNot() {
+        cache.put("before", "x");
+        cache.put("after", "x");
+        long earlier = watch.mark();
+        cache.remove("before");
+        long mark = watch.mark();
+        cache.remove("after");
+
+        assertThat(watch.removedSince("after", mark)).isTrue();
+        assertThat(watch.removedSince("before", mark)).as("removed before this batch began reading").isFalse();
+        assertThat(watch.removedSince("before", earlier)).as("but after the earlier batch's mark").isTrue();
+        assertThat(watch.removedSince("never-removed", earlier)).isFalse();
+        watch.release(earlier);
+        watch.release(mark);
+    }
+
+    @Test
+    void removalsAreForgottenOnceNoOpenBatchNeedsThem() {
+        cache.put("a", "x");
+        cache.put("b", "x");
+        long first = watch.mark();
+        cache.remove("a");
+        long second = watch.mark();
+        cache.remove("b");
+        assertThat(watch.remembered()).isEqualTo(2);
+
+        watch.release(first);
+        assertThat(watch.remembered()).as("'a' was removed before the open batch's mark").isEqualTo(1);
+        assertThat(watch.removedSince("b", second)).isTrue();
+        watch.release(second);
+        assertThat(watch.remembered()).isZero();
+    }
+
+    @Test
+    void nothingIsRememberedWhileNoBatchIsOpen() {
+        cache.put("a", "x");
+        cache.remove("a");
+        assertThat(watch.remembered()).isZero();
+        long mark = watch.mark();
+        assertThat(watch.removedSince("a", mark)).isFalse();
+        watch.release(mark);
+    }
+
+    @Test
+    void aRemovalOfAKeyNotInTheCacheCountsToo() {
+        // A logout of a session that was not cached (yet) must still stop a batch that read it from putting it back.
+        long mark = watch.mark();
+        cache.remove("absent");
+        assertThat(watch.removedSince("absent", mark)).isTrue();
+        watch.release(mark);
+    }
+}
