@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The benchmark (README: Performance). Not part of CI: the full run takes about an hour on 2 cores.
 #   bash benchmark/run.sh            full run, results in benchmark/results/
-#   bash benchmark/run.sh --quick    every phase on small data, a few minutes (results in benchmark/results-quick/)
-# Options: --sizes=250000,1000000 --batches=64,...,8192 --workers=1,2 --kc24-segments=64,2048 --refresh-tokens=10000
-#          --refresh-sessions=100000 --cluster-sessions=1000000 --heap=4g --phases=loaders,refresh --out=DIR
+#   bash benchmark/run.sh --quick    for iteration: 1M sessions, this loader at its defaults and the raw read, about
+#                                    5 minutes (results in benchmark/results-quick/)
+# Options: --sizes=250000,1000000 --batches=256,...,8192 --workers=1,2 --kc24-segments=64,2048 --refresh-tokens=10000
+#          --refresh-sessions=100000 --cluster-sessions=1000000 --client-sessions=3 --heap=4g
+#          --phases=ours,kc24,refresh (loaders = ours,kc24) --jfr=SECONDS (JFR profile of each load) --out=DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
