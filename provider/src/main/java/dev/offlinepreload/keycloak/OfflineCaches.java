@@ -117,10 +117,6 @@ final class OfflineCaches {
         return clientSessions.getCacheConfiguration().memory().maxCount();
     }
 
-    long localSessions() {
-        return sessions.size();
-    }
-
     long localClientSessions() {
         return clientSessions.size();
     }

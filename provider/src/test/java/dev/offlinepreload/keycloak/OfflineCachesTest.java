@@ -76,7 +76,7 @@ class OfflineCachesTest {
         assertThat(caches.session("s1")).isNull();
         assertThat(caches.hasClientSession("s1", "app-1")).isFalse();
         assertThat(caches.hasClientSession("s1", "app-2")).isFalse();
-        assertThat(caches.localSessions()).isZero();
+        assertThat(caches.localClientSessions()).isZero();
     }
 
     @Test
