@@ -9,16 +9,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.report.PreloadMetrics;
 import dev.offlinepreload.report.PreloadState;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -66,14 +67,8 @@ class PreloadCoordinatorTest {
         return store.database.keySet().stream().filter(owned).collect(Collectors.toSet());
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("Timed out after " + TIMEOUT.toSeconds() + " s waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
+    private static void await(String what, Callable<Boolean> condition) {
+        Awaitility.await(what).atMost(TIMEOUT).pollInterval(Duration.ofMillis(20)).until(condition);
     }
 
     private static void await(CountDownLatch latch, String what) throws InterruptedException {

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 
 import dev.offlinepreload.plan.Batch;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 class RevocationGuardTest {
@@ -22,16 +23,12 @@ class RevocationGuardTest {
                 stats);
     }
 
-    private static void awaitNothingPending(RevocationGuard guard) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (guard.pending() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertThat(guard.pending()).as("checks still pending").isZero();
+    private static void awaitNothingPending(RevocationGuard guard) {
+        Awaitility.await("no check pending").atMost(Duration.ofSeconds(10)).until(() -> guard.pending() == 0);
     }
 
     @Test
-    void removesSessionsDeletedAfterImportOnceTheDelayHasPassed() throws Exception {
+    void removesSessionsDeletedAfterImportOnceTheDelayHasPassed() {
         try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(300))) {
             imported(guard, "a", "b");
             store.database.remove("a"); // logged out while it was being loaded
@@ -43,7 +40,7 @@ class RevocationGuardTest {
     }
 
     @Test
-    void evictsWhatItCannotCheck() throws Exception {
+    void evictsWhatItCannotCheck() {
         try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(50))) {
             imported(guard, "a", "b");
             store.databaseDown = true;
