@@ -22,7 +22,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         List<Integer> workers = quick ? List.of(cpus) : java.util.stream.IntStream.rangeClosed(1, cpus).boxed().toList();
         Settings s = new Settings(
                 quick ? List.of(1_000_000) : List.of(250_000, 1_000_000),
-                quick ? List.of(Report.DEFAULT_BATCH) : List.of(256, 1000, 4000, 8192),
+                quick ? List.of(Report.DEFAULT_BATCH) : List.of(1000, 4000, 8192),
                 workers,
                 List.of(64, 1024, 2048),
                 10_000,

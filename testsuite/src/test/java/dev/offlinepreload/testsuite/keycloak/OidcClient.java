@@ -1,23 +1,16 @@
 package dev.offlinepreload.testsuite.keycloak;
 
 import java.io.IOException;
-import java.net.CookieManager;
-import java.net.CookiePolicy;
 import java.net.URI;
-import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -28,8 +21,6 @@ import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 public final class OidcClient {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern FORM_ACTION = Pattern.compile("<form[^>]*id=\"kc-form-login\"[^>]*action=\"([^\"]+)\"");
-    private static final Pattern CODE = Pattern.compile("[?&]code=([^&#]+)");
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     private final KeycloakNode node;
@@ -57,63 +48,6 @@ public final class OidcClient {
         form.put("password", password);
         form.put("scope", "openid offline_access");
         return post(form);
-    }
-
-    /**
-     * One offline session with a client session per client, as a user who opens several apps on one device: the
-     * authorization code flow for the first client with the login form, then for each further client with the SSO
-     * cookie of the same browser (no form), each code exchanged for an offline token. All responses share one
-     * session id. The clients need the standard flow and the redirect URI {@link TestRealm#REDIRECT_URI}.
-     */
-    public static List<TokenResponse> offlineLoginWithSso(KeycloakNode node, String realm, List<String> clientIds,
-                                                          String username, String password) {
-        HttpClient browser = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
-                .cookieHandler(new CookieManager(null, CookiePolicy.ACCEPT_ALL)).followRedirects(HttpClient.Redirect.NEVER)
-                .build();
-        List<TokenResponse> tokens = new ArrayList<>();
-        for (String clientId : clientIds) {
-            String auth = node.url() + "/realms/" + realm + "/protocol/openid-connect/auth?response_type=code&client_id="
-                    + clientId + "&scope=" + URLEncoder.encode("openid offline_access", StandardCharsets.UTF_8)
-                    + "&redirect_uri=" + URLEncoder.encode(TestRealm.REDIRECT_URI, StandardCharsets.UTF_8);
-            HttpResponse<String> page = browse(browser, HttpRequest.newBuilder(URI.create(auth)).GET());
-            if (page.statusCode() == 200) { // the login form; with an SSO cookie Keycloak redirects at once
-                Matcher action = FORM_ACTION.matcher(page.body());
-                if (!action.find()) {
-                    throw new IllegalStateException("No login form in the answer to " + auth + ": " + page.body());
-                }
-                // The form posts to the cluster's public hostname; send it to this node instead.
-                String target = action.group(1).replace("&amp;", "&").replaceFirst("^https?://[^/]+", node.url());
-                page = browse(browser, HttpRequest.newBuilder(URI.create(target))
-                        .header("Content-Type", "application/x-www-form-urlencoded")
-                        .POST(HttpRequest.BodyPublishers.ofString("username=" + URLEncoder.encode(username, StandardCharsets.UTF_8)
-                                + "&password=" + URLEncoder.encode(password, StandardCharsets.UTF_8))));
-            }
-            int status = page.statusCode();
-            String location = page.headers().firstValue("Location").orElseThrow(() ->
-                    new IllegalStateException("No redirect with a code for " + clientId + ": " + status));
-            Matcher code = CODE.matcher(location);
-            if (!code.find()) {
-                throw new IllegalStateException("No code in " + location);
-            }
-            Map<String, String> form = new LinkedHashMap<>();
-            form.put("grant_type", "authorization_code");
-            form.put("client_id", clientId);
-            form.put("code", URLDecoder.decode(code.group(1), StandardCharsets.UTF_8));
-            form.put("redirect_uri", TestRealm.REDIRECT_URI);
-            tokens.add(new OidcClient(node, realm, clientId).post(form));
-        }
-        return tokens;
-    }
-
-    private static HttpResponse<String> browse(HttpClient browser, HttpRequest.Builder request) {
-        try {
-            return browser.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new IllegalStateException("Browser request failed", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 
     public TokenResponse refresh(String refreshToken) {

@@ -16,10 +16,6 @@ public final class TestRealm {
 
     public static final String REALM = "test";
     public static final String CLIENT_ID = "mobile-app";
-    /** A second app of the test realm, for sessions with several client sessions. */
-    public static final String SECOND_CLIENT_ID = "tablet-app";
-    /** Where the authorization code flow "redirects" (never called: the test reads the code from the redirect). */
-    public static final String REDIRECT_URI = "http://app.cluster.test/callback";
 
     private TestRealm() {
     }
@@ -31,7 +27,7 @@ public final class TestRealm {
 
     /** Creates the realm with {@code users} users named user1..userN, each with password "password". */
     public static void create(KeycloakNode node, int users) {
-        create(node, realm(REALM, List.of(CLIENT_ID, SECOND_CLIENT_ID), users));
+        create(node, realm(REALM, List.of(CLIENT_ID), users));
     }
 
     /**
@@ -61,8 +57,7 @@ public final class TestRealm {
             client.setClientId(id);
             client.setPublicClient(true);
             client.setDirectAccessGrantsEnabled(true);
-            client.setStandardFlowEnabled(true);
-            client.setRedirectUris(List.of(REDIRECT_URI));
+            client.setStandardFlowEnabled(false);
             return client;
         }).toList());
         realm.setUsers(java.util.stream.IntStream.rangeClosed(1, users).mapToObj(i -> user(i, realmName)).toList());
