@@ -18,7 +18,7 @@ import java.util.function.Function;
  * @param databaseRetry        how long a failing batch is retried
  * @param expectedClusterSize  members the first pass waits for
  * @param joinTimeout          how long the first pass waits for them
- * @param revocationRecheck    delay of the second database check of each imported batch
+ * @param revocationRecheck    delay of the database check of each imported batch (zero: none)
  * @param maxSessionsPerSecond most sessions loaded per second on this node; 0 = no cap
  * @param holdReadiness        whether startup waits for this node's share
  */
