@@ -201,6 +201,7 @@ final class LoaderComparison {
         long loaded = metrics.preloaded("loaded");
         double dbSeconds = db.sessionTableSeconds();
         db.topStatements(6).forEach(line -> Progress.say("ours: db %s", line));
+        Progress.say("ours: %s", lastLine(node, l -> OUR_END.matcher(l).find()));
         GcLog.Window gc = awaitWindow(node, l -> true, l -> OUR_END.matcher(l).find());
         if (settings.jfrSeconds() > 0) {
             copyProfile(node, "ours-" + size + "-b" + batch + "-w" + workers);

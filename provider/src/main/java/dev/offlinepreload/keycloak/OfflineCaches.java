@@ -9,9 +9,13 @@ import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.ImportedSession;
 import org.infinispan.AdvancedCache;
 import org.infinispan.Cache;
+import org.infinispan.commons.time.TimeService;
+import org.infinispan.container.DataContainer;
+import org.infinispan.container.entries.InternalCacheEntry;
 import org.infinispan.context.Flag;
 import org.infinispan.distribution.DistributionManager;
 import org.infinispan.distribution.LocalizedCacheTopology;
+import org.infinispan.factories.ComponentRegistry;
 import org.infinispan.topology.CacheTopology;
 import org.keycloak.models.sessions.infinispan.changes.SessionEntityWrapper;
 import org.keycloak.models.sessions.infinispan.entities.AuthenticatedClientSessionEntity;
@@ -28,11 +32,18 @@ import org.keycloak.models.sessions.infinispan.entities.UserSessionEntity;
  * statistics (the loader's own lookups must not count as hits or misses). Unlike a preload into an empty cache they
  * keep their locks and their put-if-absent: requests may load or change the same sessions meanwhile, and their
  * state always wins.
+ * <p>
+ * Whether this node holds an entry is read straight from its data container ({@code peek}: no interceptor chain, no
+ * lock, no access recorded for eviction), skipping expired entries. A check over every loaded session cost about 5 µs
+ * per session through the cache API, a tenth of the whole load of 1M sessions.
  */
 final class OfflineCaches {
 
     private final AdvancedCache<String, SessionEntityWrapper<UserSessionEntity>> sessions;
     private final AdvancedCache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions;
+    private final DataContainer<String, SessionEntityWrapper<UserSessionEntity>> sessionEntries;
+    private final DataContainer<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessionEntries;
+    private final TimeService time;
 
     OfflineCaches(Cache<String, SessionEntityWrapper<UserSessionEntity>> sessions,
                   Cache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions) {
@@ -40,6 +51,9 @@ final class OfflineCaches {
                 Flag.SKIP_CACHE_LOAD, Flag.SKIP_CACHE_STORE, Flag.SKIP_XSITE_BACKUP);
         this.clientSessions = clientSessions.getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL, Flag.SKIP_STATISTICS,
                 Flag.SKIP_CACHE_LOAD, Flag.SKIP_CACHE_STORE, Flag.SKIP_XSITE_BACKUP);
+        this.sessionEntries = this.sessions.getDataContainer();
+        this.clientSessionEntries = this.clientSessions.getDataContainer();
+        this.time = ComponentRegistry.componentOf(sessions, TimeService.class);
     }
 
     Cache<?, ?> sessionsCache() {
@@ -75,17 +89,22 @@ final class OfflineCaches {
         return topology.getPhase() == CacheTopology.Phase.NO_REBALANCE && !distribution.isRehashInProgress();
     }
 
+    /** This node's entry for the session, or null. */
     SessionEntityWrapper<UserSessionEntity> session(String userSessionId) {
-        return sessions.get(userSessionId);
+        return live(sessionEntries.peek(userSessionId));
     }
 
     boolean hasClientSession(String userSessionId, String clientId) {
-        return clientSessions.containsKey(new EmbeddedClientSessionKey(userSessionId, clientId));
+        return live(clientSessionEntries.peek(new EmbeddedClientSessionKey(userSessionId, clientId))) != null;
+    }
+
+    private <V> V live(InternalCacheEntry<?, V> entry) {
+        return entry == null || entry.isExpired(time.wallClockTime()) ? null : entry.getValue();
     }
 
     /** Whether the session is cached with every client session its entry lists. */
     boolean isCached(String userSessionId) {
-        SessionEntityWrapper<UserSessionEntity> wrapper = sessions.get(userSessionId);
+        SessionEntityWrapper<UserSessionEntity> wrapper = session(userSessionId);
         if (wrapper == null) {
             return false;
         }
