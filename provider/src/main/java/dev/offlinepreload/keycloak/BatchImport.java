@@ -48,6 +48,7 @@ final class BatchImport {
 
     private final KeycloakSession session;
     private final EntityManager em;
+    private final SessionQueries queries;
     private final OfflineCaches caches;
     private final RemovalWatch removals;
     private final boolean persistentSessions;
@@ -62,10 +63,11 @@ final class BatchImport {
     private long expired;
     private long gone;
 
-    BatchImport(KeycloakSession session, OfflineCaches caches, RemovalWatch removals, boolean persistentSessions,
-                String providerId) {
+    BatchImport(KeycloakSession session, SessionQueries queries, OfflineCaches caches, RemovalWatch removals,
+                boolean persistentSessions, String providerId) {
         this.session = session;
         this.em = session.getProvider(JpaConnectionProvider.class).getEntityManager();
+        this.queries = queries;
         this.caches = caches;
         this.removals = removals;
         this.persistentSessions = persistentSessions;
@@ -76,18 +78,11 @@ final class BatchImport {
         long mark = removals.mark();
         try {
             Set<String> wanted = new HashSet<>(batch.ids());
-            List<ImmutablePersistentUserSessionEntity> rows = new ArrayList<>(batch.size());
-            for (ImmutablePersistentUserSessionEntity row : SessionQueries.userSessions(em, batch)) {
-                if (wanted.contains(row.userSessionId())) {
-                    rows.add(row);
-                }
-            }
+            List<ImmutablePersistentUserSessionEntity> rows = queries.userSessions(em, batch, wanted::contains);
             gone += batch.size() - rows.size();
             Map<String, List<ImmutablePersistentClientSessionEntity>> clientRows = new HashMap<>(rows.size() * 2);
-            for (ImmutablePersistentClientSessionEntity row : SessionQueries.clientSessions(em, batch)) {
-                if (wanted.contains(row.getUserSessionId())) {
-                    clientRows.computeIfAbsent(row.getUserSessionId(), id -> new ArrayList<>(2)).add(row);
-                }
+            for (ImmutablePersistentClientSessionEntity row : queries.clientSessions(em, batch, wanted::contains)) {
+                clientRows.computeIfAbsent(row.getUserSessionId(), id -> new ArrayList<>(2)).add(row);
             }
             Set<String> users = new HashSet<>();
             rows.forEach(row -> {
@@ -95,7 +90,7 @@ final class BatchImport {
                     users.add(row.userId());
                 }
             });
-            Set<String> localUsers = SessionQueries.existingLocalUsers(em, users);
+            Set<String> localUsers = queries.existingLocalUsers(em, users);
             int now = Time.currentTime();
             UserSessionProvider provider = persistentSessions ? null : session.getProvider(UserSessionProvider.class, providerId);
             for (ImmutablePersistentUserSessionEntity row : rows) {

@@ -19,12 +19,12 @@ final class DeletedSessionSweep {
     }
 
     /** @return how many user sessions (with their client sessions) and lone client sessions were taken out */
-    static int sweep(EntityManager em, OfflineCaches caches, Batch batch, List<ImportedSession> imported) {
+    static int sweep(EntityManager em, SessionQueries queries, OfflineCaches caches, Batch batch, List<ImportedSession> imported) {
         if (imported.isEmpty()) {
             return 0;
         }
-        Set<String> users = SessionQueries.existingUserSessionIds(em, batch);
-        Set<String> clients = SessionQueries.existingClientSessionKeys(em, batch);
+        Set<String> users = queries.existingUserSessionIds(em, batch);
+        Set<String> clients = queries.existingClientSessionKeys(em, batch);
         List<ImportedSession> goneUsers = new ArrayList<>();
         int clientSessionsRemoved = 0;
         for (ImportedSession s : imported) {

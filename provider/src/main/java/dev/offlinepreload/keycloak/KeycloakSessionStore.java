@@ -16,13 +16,14 @@ import org.keycloak.common.util.MultiSiteUtils;
 import org.keycloak.common.util.Time;
 import org.keycloak.connections.infinispan.InfinispanConnectionProvider;
 import org.keycloak.connections.jpa.JpaConnectionProvider;
+import org.keycloak.connections.jpa.JpaConnectionProviderFactory;
 import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.KeycloakSessionFactory;
 import org.keycloak.models.RealmModel;
 import org.keycloak.models.utils.KeycloakModelUtils;
 
 /**
- * The loader's access to Keycloak: the database through Keycloak's JPA entities and transactions, the caches through
+ * The loader's access to Keycloak: the database through Keycloak's transactions and its connection, the caches through
  * Infinispan. Together with {@link BatchImport}, {@link OfflineCaches}, {@link RemovalWatch}, {@link SessionQueries}
  * and {@link DeletedSessionSweep} this package is the only code that touches Keycloak internals.
  */
@@ -35,14 +36,17 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     private final String providerId;
     private final boolean persistentSessions;
     private final OfflineCaches caches;
+    private final SessionQueries queries;
     private final RemovalWatch removals = new RemovalWatch();
     private final String nodeName;
 
-    private KeycloakSessionStore(KeycloakSessionFactory factory, String providerId, OfflineCaches caches, String nodeName) {
+    private KeycloakSessionStore(KeycloakSessionFactory factory, String providerId, OfflineCaches caches, SessionQueries queries,
+                                 String nodeName) {
         this.factory = factory;
         this.providerId = providerId;
         this.persistentSessions = MultiSiteUtils.isPersistentSessionsEnabled();
         this.caches = caches;
+        this.queries = queries;
         this.nodeName = nodeName;
         caches.sessionsCache().addListener(removals);
         caches.clientSessionsCache().addListener(removals);
@@ -55,7 +59,9 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
             OfflineCaches caches = new OfflineCaches(
                     infinispan.getCache(InfinispanConnectionProvider.OFFLINE_USER_SESSION_CACHE_NAME),
                     infinispan.getCache(InfinispanConnectionProvider.OFFLINE_CLIENT_SESSION_CACHE_NAME));
-            return new KeycloakSessionStore(factory, providerId, caches, infinispan.getNodeInfo().nodeName());
+            String schema = factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa
+                    ? jpa.getSchema() : null;
+            return new KeycloakSessionStore(factory, providerId, caches, new SessionQueries(schema), infinispan.getNodeInfo().nodeName());
         });
     }
 
@@ -97,9 +103,7 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     @Override
     public void forEachKey(Consumer<String> sink) {
         KeycloakModelUtils.runJobInTransaction(factory, session -> {
-            try (var rows = SessionQueries.keys(em(session)).getResultStream()) {
-                rows.forEach(sink);
-            }
+            queries.keys(em(session), sink);
         });
     }
 
@@ -112,28 +116,26 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
                         r -> now - r.getOfflineSessionIdleTimeout() - IDLE_FILTER_MARGIN_SECONDS)));
         int oldest = oldestByRealm.values().stream().min(Integer::compare).orElse(now);
         KeycloakModelUtils.runJobInTransaction(factory, session -> {
-            try (var rows = SessionQueries.candidates(em(session), oldest).getResultStream()) {
-                rows.forEach(row -> {
-                    Integer realmOldest = oldestByRealm.get((String) row[2]);
-                    int lastRefresh = ((Number) row[1]).intValue();
-                    if (realmOldest != null && lastRefresh >= realmOldest) {
-                        sink.accept(new Candidate((String) row[0], lastRefresh));
-                    }
-                });
-            }
+            queries.candidates(em(session), oldest, row -> {
+                Integer realmOldest = oldestByRealm.get((String) row[2]);
+                int lastRefresh = (Integer) row[1];
+                if (realmOldest != null && lastRefresh >= realmOldest) {
+                    sink.accept(new Candidate((String) row[0], lastRefresh));
+                }
+            });
         });
     }
 
     @Override
     public BatchResult importBatch(Batch batch) {
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
-                new BatchImport(session, caches, removals, persistentSessions, providerId).run(batch));
+                new BatchImport(session, queries, caches, removals, persistentSessions, providerId).run(batch));
     }
 
     @Override
     public int removeDeleted(Batch batch, List<ImportedSession> imported) {
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
-                DeletedSessionSweep.sweep(em(session), caches, batch, imported));
+                DeletedSessionSweep.sweep(em(session), queries, caches, batch, imported));
     }
 
     @Override

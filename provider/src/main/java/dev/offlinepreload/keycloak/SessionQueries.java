@@ -1,29 +1,33 @@
 package dev.offlinepreload.keycloak;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Function;
-import java.util.stream.Collectors;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 import dev.offlinepreload.plan.Batch;
 import jakarta.persistence.EntityManager;
-import jakarta.persistence.TypedQuery;
+import org.hibernate.Session;
 import org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity;
 import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
 
 /**
- * The loader's queries, in JPQL over Keycloak's own session entities so Hibernate writes each database's dialect and
- * schema. A batch is read either as a key range (one range scan of each table's primary key, no per-id work) or by
- * id; id lists are cut at 1000 (Oracle's IN-list limit). Every query is served by a primary key or an existing index,
- * and none takes a lock.
+ * The loader's queries: plain, portable SQL over Keycloak's session tables, run through the connection of the
+ * Keycloak transaction (so in its transaction, on Keycloak's datasource). No ORM on the hot path: Hibernate's
+ * translation, binding and entity construction cost about a sixth of the loader's CPU. A batch is read either as a
+ * key range (one range scan of each table's primary key) or by id; id lists are cut at 1000 (Oracle's IN-list limit)
+ * and padded to a power of two, so each statement has at most 11 shapes for the drivers' statement caches. Every
+ * query is served by a primary key or an existing index, and none takes a lock.
  * <p>
- * An id list is bound as single parameters {@code (:id0, ..., :idN)} with N padded up to the next power of two or
- * 1000 (by repeating the last id), never as one list parameter: Hibernate translates a query with a list parameter
- * again for every execution, which cost about a third of the loader's CPU; with fixed single parameters each query
- * has at most 11 shapes and Hibernate translates each once.
+ * Rows outside a batch (other nodes' sessions in a range, sessions over capacity) are dropped after reading their key
+ * column only: their DATA is never fetched into a string.
  */
 final class SessionQueries {
 
@@ -31,97 +35,126 @@ final class SessionQueries {
     static final int MAX_IN_LIST = 1000;
     /** Powers of two, then the limit: never more than twice the parameters needed, at most 11 shapes per query. */
     private static final int[] PADDED_SIZES = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, MAX_IN_LIST};
-    private static final String IDS = "(:ids)";
-    private static final String RANGE = ">= :first and %s <= :last";
+    private static final int FETCH_SIZE = 10_000;
+    private static final String IDS = "(?)";
+    private static final String RANGE = " BETWEEN ? AND ?";
 
-    /** Every offline session refreshed since the oldest idle window of all realms, in key order. */
-    private static final String CANDIDATES = "select s.userSessionId, s.lastSessionRefresh, s.realmId from PersistentUserSessionEntity s"
-            + " where s.offline = :offline and s.lastSessionRefresh >= :oldest order by s.userSessionId";
+    private final String keys;
+    private final String candidates;
+    private final String userSessions;
+    private final String clientSessions;
+    private final String userSessionIds;
+    private final String clientSessionKeys;
+    private final String localUserIds;
+
+    /** @param schema Keycloak's database schema ({@code db-schema}), or null for the connection's default */
+    SessionQueries(String schema) {
+        String prefix = schema == null || schema.isBlank() ? "" : schema + ".";
+        String userTable = prefix + "OFFLINE_USER_SESSION";
+        String clientTable = prefix + "OFFLINE_CLIENT_SESSION";
+        keys = "SELECT USER_SESSION_ID FROM " + userTable + " WHERE OFFLINE_FLAG = ? ORDER BY USER_SESSION_ID";
+        candidates = "SELECT USER_SESSION_ID, LAST_SESSION_REFRESH, REALM_ID FROM " + userTable
+                + " WHERE OFFLINE_FLAG = ? AND LAST_SESSION_REFRESH >= ? ORDER BY USER_SESSION_ID";
+        userSessions = "SELECT USER_SESSION_ID, REALM_ID, USER_ID, CREATED_ON, LAST_SESSION_REFRESH, BROKER_SESSION_ID,"
+                + " REMEMBER_ME, DATA FROM " + userTable + " WHERE OFFLINE_FLAG = ? AND USER_SESSION_ID";
+        // TIMESTAMP is a keyword in some databases: qualified, as Hibernate writes it, it is a plain column everywhere
+        clientSessions = "SELECT c.USER_SESSION_ID, c.CLIENT_ID, c.CLIENT_STORAGE_PROVIDER, c.EXTERNAL_CLIENT_ID, c.REALM_ID,"
+                + " c.TIMESTAMP, c.DATA FROM " + clientTable + " c WHERE c.OFFLINE_FLAG = ? AND c.USER_SESSION_ID";
+        userSessionIds = "SELECT USER_SESSION_ID FROM " + userTable + " WHERE OFFLINE_FLAG = ? AND USER_SESSION_ID";
+        clientSessionKeys = "SELECT USER_SESSION_ID, CLIENT_ID, CLIENT_STORAGE_PROVIDER, EXTERNAL_CLIENT_ID FROM " + clientTable
+                + " WHERE OFFLINE_FLAG = ? AND USER_SESSION_ID";
+        localUserIds = "SELECT ID FROM " + prefix + "USER_ENTITY WHERE ID IN " + IDS;
+    }
+
+    /** A row's columns, read in the order of the SELECT. */
+    private interface RowReader<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
     /** Every offline session id, in key order: an index-only scan of the primary key, no sort. */
-    private static final String KEYS = "select s.userSessionId from PersistentUserSessionEntity s where s.offline = :offline"
-            + " order by s.userSessionId";
-    private static final String USER_SESSIONS = "select new org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity("
-            + "s.userSessionId, s.realmId, s.userId, s.createdOn, s.lastSessionRefresh, s.brokerSessionId, s.offline, s.data, s.rememberMe)"
-            + " from PersistentUserSessionEntity s where s.offline = :offline and s.userSessionId ";
-    /** The same as Keycloak's named query findClientSessionsOrderedByIdExactReadOnly. */
-    private static final String CLIENT_SESSIONS = "select new org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity("
-            + "c.userSessionId, c.clientId, c.clientStorageProvider, c.externalClientId, c.offline, c.data, c.realmId, c.timestamp)"
-            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId ";
-    private static final String USER_SESSION_IDS = "select s.userSessionId from PersistentUserSessionEntity s"
-            + " where s.offline = :offline and s.userSessionId ";
-    private static final String CLIENT_SESSION_KEYS = "select c.userSessionId, c.clientId, c.clientStorageProvider, c.externalClientId"
-            + " from PersistentClientSessionEntity c where c.offline = :offline and c.userSessionId ";
-    private static final String LOCAL_USER_IDS = "select u.id from UserEntity u where u.id in " + IDS;
-
-    private SessionQueries() {
+    void keys(EntityManager em, Consumer<String> sink) {
+        stream(em, keys, List.of(OFFLINE), rs -> rs.getString(1), sink);
     }
 
-    static TypedQuery<String> keys(EntityManager em) {
-        return em.createQuery(KEYS, String.class)
-                .setParameter("offline", OFFLINE)
-                .setHint("org.hibernate.fetchSize", 10_000)
-                .setHint("org.hibernate.readOnly", true);
+    /** Every offline session refreshed since {@code oldest}: id, last refresh and realm, in key order. */
+    void candidates(EntityManager em, int oldest, Consumer<Object[]> sink) {
+        stream(em, candidates, List.of(OFFLINE, oldest), rs -> new Object[] {rs.getString(1), rs.getInt(2), rs.getString(3)}, sink);
     }
 
-    static TypedQuery<Object[]> candidates(EntityManager em, int oldest) {
-        return em.createQuery(CANDIDATES, Object[].class)
-                .setParameter("offline", OFFLINE)
-                .setParameter("oldest", oldest)
-                .setHint("org.hibernate.fetchSize", 10_000)
-                .setHint("org.hibernate.readOnly", true);
+    /** The user session rows of the batch's sessions. */
+    List<ImmutablePersistentUserSessionEntity> userSessions(EntityManager em, Batch batch, Predicate<String> wanted) {
+        return read(em, userSessions, batch, wanted, (id, rs) -> new ImmutablePersistentUserSessionEntity(id, rs.getString(2),
+                rs.getString(3), rs.getInt(4), rs.getInt(5), rs.getString(6), OFFLINE, rs.getString(8), rememberMe(rs)));
     }
 
-    /** The batch's user session rows, and in a range also the rows of sessions between them that it does not hold. */
-    static List<ImmutablePersistentUserSessionEntity> userSessions(EntityManager em, Batch batch) {
-        return read(em, USER_SESSIONS, "s.userSessionId", ImmutablePersistentUserSessionEntity.class, batch);
-    }
-
-    /** Keycloak's own read-only projection of the client sessions of the batch (or its range). */
-    static List<ImmutablePersistentClientSessionEntity> clientSessions(EntityManager em, Batch batch) {
-        return read(em, CLIENT_SESSIONS, "c.userSessionId", ImmutablePersistentClientSessionEntity.class, batch);
+    /** The client session rows of the batch's sessions, as Keycloak's own read-only projection. */
+    List<ImmutablePersistentClientSessionEntity> clientSessions(EntityManager em, Batch batch, Predicate<String> wanted) {
+        return read(em, clientSessions, batch, wanted, (id, rs) -> new ImmutablePersistentClientSessionEntity(id, rs.getString(2),
+                rs.getString(3), rs.getString(4), OFFLINE, rs.getString(7), rs.getString(5), rs.getInt(6)));
     }
 
     /** Which user sessions of the batch (or its range) still exist. */
-    static Set<String> existingUserSessionIds(EntityManager em, Batch batch) {
-        return new HashSet<>(read(em, USER_SESSION_IDS, "s.userSessionId", String.class, batch));
+    Set<String> existingUserSessionIds(EntityManager em, Batch batch) {
+        return new HashSet<>(read(em, userSessionIds, batch, id -> true, (id, rs) -> id));
     }
 
     /** Existing client sessions of the batch (or its range) as "userSessionId/clientId" (clientId as Keycloak resolves it). */
-    static Set<String> existingClientSessionKeys(EntityManager em, Batch batch) {
-        return read(em, CLIENT_SESSION_KEYS, "c.userSessionId", Object[].class, batch).stream()
-                .map(row -> clientSessionKey((String) row[0], new ImmutablePersistentClientSessionEntity((String) row[0],
-                        (String) row[1], (String) row[2], (String) row[3], OFFLINE, null, null, 0).getClientId()))
-                .collect(Collectors.toSet());
+    Set<String> existingClientSessionKeys(EntityManager em, Batch batch) {
+        return new HashSet<>(read(em, clientSessionKeys, batch, id -> true, (id, rs) -> clientSessionKey(id,
+                new ImmutablePersistentClientSessionEntity(id, rs.getString(2), rs.getString(3), rs.getString(4), OFFLINE,
+                        null, null, 0).getClientId())));
     }
 
-    static Set<String> existingLocalUsers(EntityManager em, Collection<String> userIds) {
-        return new HashSet<>(chunked(userIds, chunk -> byIds(em, LOCAL_USER_IDS, String.class, chunk).getResultList()));
+    Set<String> existingLocalUsers(EntityManager em, Collection<String> userIds) {
+        Set<String> existing = new HashSet<>();
+        List<String> all = new ArrayList<>(userIds);
+        for (int from = 0; from < all.size(); from += MAX_IN_LIST) {
+            List<String> chunk = all.subList(from, Math.min(all.size(), from + MAX_IN_LIST));
+            existing.addAll(list(em, in(localUserIds, chunk), padded(chunk), rs -> rs.getString(1)));
+        }
+        return existing;
     }
 
     static String clientSessionKey(String userSessionId, String clientId) {
         return userSessionId + "/" + clientId;
     }
 
-    private static <T> List<T> read(EntityManager em, String select, String keyColumn, Class<T> type, Batch batch) {
-        if (batch.range()) {
-            return em.createQuery(select + RANGE.formatted(keyColumn), type)
-                    .setParameter("offline", OFFLINE)
-                    .setParameter("first", batch.first())
-                    .setParameter("last", batch.last())
-                    .setHint("org.hibernate.fetchSize", Math.min(batch.size() * 2, 10_000))
-                    .setHint("org.hibernate.readOnly", true)
-                    .getResultList();
-        }
-        return chunked(batch.ids(), chunk -> byIds(em, select + "in " + IDS, type, chunk)
-                .setParameter("offline", OFFLINE).setHint("org.hibernate.readOnly", true).getResultList());
+    /** A row of a batch read, given its key (column 1), already known to be wanted. */
+    private interface BatchRowReader<T> {
+        T read(String id, ResultSet rs) throws SQLException;
     }
 
-    /** The query with its id list written out as {@link #paddedSize} single parameters. */
+    /** The rows of the batch's key range, or of its ids; rows whose key is not wanted are skipped unread. */
+    private <T> List<T> read(EntityManager em, String select, Batch batch, Predicate<String> wanted, BatchRowReader<T> reader) {
+        RowReader<T> row = rs -> {
+            String id = rs.getString(1);
+            return wanted.test(id) ? reader.read(id, rs) : null;
+        };
+        if (batch.range()) {
+            return list(em, select + RANGE, List.of(OFFLINE, batch.first(), batch.last()), row);
+        }
+        List<T> rows = new ArrayList<>(batch.size());
+        for (int from = 0; from < batch.size(); from += MAX_IN_LIST) {
+            List<String> chunk = batch.ids().subList(from, Math.min(batch.size(), from + MAX_IN_LIST));
+            List<Object> params = new ArrayList<>(chunk.size() + 1);
+            params.add(OFFLINE);
+            params.addAll(padded(chunk));
+            rows.addAll(list(em, in(select + " IN " + IDS, chunk), params, row));
+        }
+        return rows;
+    }
+
+    private static Boolean rememberMe(ResultSet rs) throws SQLException {
+        boolean value = rs.getBoolean(7);
+        return rs.wasNull() ? null : value;
+    }
+
+    /** The query with its id list written out as {@link #paddedSize} placeholders. */
     static String in(String query, List<String> chunk) {
         int size = paddedSize(chunk.size());
-        StringBuilder params = new StringBuilder(size * 8).append('(');
+        StringBuilder params = new StringBuilder(size * 3).append('(');
         for (int i = 0; i < size; i++) {
-            params.append(i == 0 ? ":id0" : ", :id" + i);
+            params.append(i == 0 ? "?" : ", ?");
         }
         return query.replace(IDS, params.append(')').toString());
     }
@@ -135,22 +168,43 @@ final class SessionQueries {
         throw new IllegalArgumentException(ids + " ids in one IN list; at most " + MAX_IN_LIST);
     }
 
-    /** The query for one chunk of ids, written out and bound as padded single parameters. */
-    private static <T> TypedQuery<T> byIds(EntityManager em, String jpql, Class<T> type, List<String> chunk) {
-        var query = em.createQuery(in(jpql, chunk), type);
-        int size = paddedSize(chunk.size());
-        for (int i = 0; i < size; i++) {
-            query.setParameter("id" + i, chunk.get(Math.min(i, chunk.size() - 1)));
+    /** The chunk padded to {@link #paddedSize} by repeating its last id. */
+    private static List<String> padded(List<String> chunk) {
+        List<String> padded = new ArrayList<>(paddedSize(chunk.size()));
+        padded.addAll(chunk);
+        while (padded.size() < paddedSize(chunk.size())) {
+            padded.add(chunk.get(chunk.size() - 1));
         }
-        return query;
+        return padded;
     }
 
-    private static <T> List<T> chunked(Collection<String> ids, Function<List<String>, List<T>> query) {
-        List<String> all = new ArrayList<>(ids);
-        List<T> results = new ArrayList<>(all.size());
-        for (int from = 0; from < all.size(); from += MAX_IN_LIST) {
-            results.addAll(query.apply(all.subList(from, Math.min(all.size(), from + MAX_IN_LIST))));
+    /** All rows the reader returns non-null for. */
+    private static <T> List<T> list(EntityManager em, String sql, List<?> params, RowReader<T> reader) {
+        List<T> rows = new ArrayList<>();
+        stream(em, sql, params, reader, value -> rows.add(value));
+        return rows;
+    }
+
+    /** Streams the rows (fetch size {@value #FETCH_SIZE}) through the Keycloak transaction's connection. */
+    private static <T> void stream(EntityManager em, String sql, List<?> params, RowReader<T> reader, Consumer<? super T> sink) {
+        em.unwrap(Session.class).doWork(connection -> query(connection, sql, params, reader, sink));
+    }
+
+    private static <T> void query(Connection connection, String sql, List<?> params, RowReader<T> reader,
+                                  Consumer<? super T> sink) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setFetchSize(FETCH_SIZE);
+            for (int i = 0; i < params.size(); i++) {
+                statement.setObject(i + 1, params.get(i));
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    T value = reader.read(rs);
+                    if (value != null) {
+                        sink.accept(value);
+                    }
+                }
+            }
         }
-        return results;
     }
 }

@@ -22,10 +22,10 @@ class SessionQueriesTest {
     }
 
     @Test
-    void theIdListBecomesSingleParameters() {
-        assertThat(SessionQueries.in("select x from X x where x.id in (:ids)", List.of("a", "b", "c")))
-                .isEqualTo("select x from X x where x.id in (:id0, :id1, :id2, :id3)");
-        assertThat(SessionQueries.in("select x from X x where x.id in (:ids)", List.of("a")))
-                .isEqualTo("select x from X x where x.id in (:id0)");
+    void theIdListBecomesPaddedPlaceholders() {
+        assertThat(SessionQueries.in("SELECT ID FROM X WHERE ID IN (?)", List.of("a", "b", "c")))
+                .isEqualTo("SELECT ID FROM X WHERE ID IN (?, ?, ?, ?)");
+        assertThat(SessionQueries.in("SELECT ID FROM X WHERE ID IN (?)", List.of("a")))
+                .isEqualTo("SELECT ID FROM X WHERE ID IN (?)");
     }
 }
