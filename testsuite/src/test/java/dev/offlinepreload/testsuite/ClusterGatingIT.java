@@ -12,7 +12,8 @@ import java.util.concurrent.CompletableFuture;
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 import dev.offlinepreload.testsuite.cluster.NodeLog;
-import dev.offlinepreload.testsuite.db.SessionSeeder;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
+import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import dev.offlinepreload.testsuite.keycloak.OidcClient;
 import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
@@ -56,8 +57,8 @@ class ClusterGatingIT {
             assertThat(login.status()).as("%s", login).isEqualTo(200);
             tokens.add(login);
         }
-        try (SessionSeeder db = new SessionSeeder(cluster)) {
-            db.cloneSession(tokens.get(0).sessionId(), "seed-", TOTAL - REAL, SessionSeeder.now(), 3600);
+        try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
+            seeder.seed(seeder.realm(TestRealm.REALM, List.of(tokens.get(0).sessionId())), new SeedShape(TOTAL - REAL, 1, 1, 0, 0, 3600));
         }
         // The clones are in the database only; the first scenario restarts every node, and they load them.
     }

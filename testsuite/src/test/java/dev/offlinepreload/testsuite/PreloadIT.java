@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -14,7 +15,9 @@ import java.util.function.ToLongFunction;
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 import dev.offlinepreload.testsuite.cluster.NodeLog;
-import dev.offlinepreload.testsuite.db.SessionSeeder;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
+import dev.offlinepreload.testsuite.db.SeedShape;
+import dev.offlinepreload.testsuite.db.Sql;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import dev.offlinepreload.testsuite.keycloak.OidcClient;
 import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
@@ -50,6 +53,9 @@ class PreloadIT {
     private static final List<TokenResponse> kept = new ArrayList<>();
     private static LocalDateTime firstRevocation;
     private static LocalDateTime lastRevocation;
+    private static String badJson;
+    private static String badUser;
+    private static String badTime;
 
     @BeforeAll
     static void loadAfterAFullRestartWhileSessionsAreRevoked() {
@@ -66,21 +72,24 @@ class PreloadIT {
             (i < REVOKED ? revoked : i < REVOKED + DELETED ? deleted : kept).add(login);
         }
 
-        try (SessionSeeder db = new SessionSeeder(cluster)) {
-            int now = SessionSeeder.now();
-            String template = kept.get(0).sessionId();
-            db.cloneSession(template, "seed-", CLONES, now, 3000);
-            db.cloneSession(template, "bad-json-", 1, now, 1);
-            db.execute("UPDATE offline_user_session SET data = '{not json' WHERE user_session_id = 'bad-json-1'");
-            db.cloneSession(template, "bad-user-", 1, now, 1);
-            db.execute("UPDATE offline_user_session SET user_id = 'no-such-user' WHERE user_session_id = 'bad-user-1'");
-            db.cloneSession(template, "bad-time-", 1, now, 1);
-            db.execute("UPDATE offline_user_session SET last_session_refresh = " + (now + 86_400)
-                    + " WHERE user_session_id = 'bad-time-1'");
-            db.cloneSession(template, "no-realm-", 1, now, 1);
-            db.execute("UPDATE offline_user_session SET realm_id = 'deleted-realm' WHERE user_session_id = 'no-realm-1'");
-            db.cloneSession(template, "expired-", 1, now - 40 * 86_400, 1);
+        // CLONES loadable copies, plus one row each that is bad in one way or expired: never cached.
+        List<String> real = Sql.column(cluster, "SELECT user_session_id FROM offline_user_session");
+        try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
+            seeder.seed(seeder.realm(TestRealm.REALM, List.of(kept.get(0).sessionId())), new SeedShape(CLONES + 5, 1, 1, 0, 0, 3000));
         }
+        List<String> bad = Sql.column(cluster, "SELECT user_session_id FROM offline_user_session ORDER BY user_session_id").stream()
+                .filter(id -> !real.contains(id)).limit(5).toList();
+        badJson = bad.get(0);
+        badUser = bad.get(1);
+        badTime = bad.get(2);
+        int now = (int) Instant.now().getEpochSecond();
+        Sql.execute(cluster, "UPDATE offline_user_session SET data = '{not json' WHERE user_session_id = '" + badJson + "'");
+        Sql.execute(cluster, "UPDATE offline_user_session SET user_id = 'no-such-user' WHERE user_session_id = '" + badUser + "'");
+        Sql.execute(cluster, "UPDATE offline_user_session SET last_session_refresh = " + (now + 86_400)
+                + " WHERE user_session_id = '" + badTime + "'");
+        Sql.execute(cluster, "UPDATE offline_user_session SET realm_id = 'deleted-realm' WHERE user_session_id = '" + bad.get(3) + "'");
+        Sql.execute(cluster, "UPDATE offline_user_session SET last_session_refresh = " + (now - 40 * 86_400)
+                + " WHERE user_session_id = '" + bad.get(4) + "'");
 
         for (KeycloakNode node : cluster.nodes()) {
             node.stop();
@@ -196,9 +205,9 @@ class PreloadIT {
     void badRowsAreSkippedByIdAndNeverCached() {
         awaitLoaded();
         List<String> logs = cluster.nodes().stream().flatMap(n -> n.log().lines().stream()).toList();
-        assertThat(logs).anyMatch(l -> l.contains("skipped offline session bad-json-1: DATA is not valid session JSON"));
-        assertThat(logs).anyMatch(l -> l.contains("skipped offline session bad-user-1: user no-such-user does not exist"));
-        assertThat(logs).anyMatch(l -> l.contains("skipped offline session bad-time-1: timestamp in the future"));
+        assertThat(logs).anyMatch(l -> l.contains("skipped offline session " + badJson + ": DATA is not valid session JSON"));
+        assertThat(logs).anyMatch(l -> l.contains("skipped offline session " + badUser + ": user no-such-user does not exist"));
+        assertThat(logs).anyMatch(l -> l.contains("skipped offline session " + badTime + ": timestamp in the future"));
         // The exact total above already shows that neither these nor the expired or realm-less rows were cached.
         assertThat(cluster.nodes()).allSatisfy(n -> assertThat(n.log().lines())
                 .noneMatch(l -> l.contains("ERROR") && l.contains("[dev.offlinepreload")));

@@ -65,6 +65,14 @@ public final class OfflineSessionSeeder implements AutoCloseable {
         return new Realm(name, realmId(name), templates);
     }
 
+    /**
+     * A realm created elsewhere (e.g. by {@link TestRealm}) whose given offline sessions, one per client, serve as the
+     * templates.
+     */
+    public Realm realm(String name, List<String> templateSessionIds) {
+        return new Realm(name, realmId(name), List.copyOf(templateSessionIds));
+    }
+
     /** Writes {@code shape.sessions()} offline sessions (and their client sessions) into {@code realm}. */
     public Seeded seed(Realm realm, SeedShape shape) {
         if (shape.clientSessionsPerSession() > realm.templateSessionIds().size()) {

@@ -55,9 +55,15 @@ public final class Sql {
         }
     }
 
-    public static void execute(KeycloakCluster cluster, String sql) {
+    /** The single number a query returns (a count, a sum). */
+    public static long number(KeycloakCluster cluster, String sql) {
+        return Long.parseLong(column(cluster, sql).get(0));
+    }
+
+    /** Runs one statement; returns its update count, or -1 for a query. */
+    public static int execute(KeycloakCluster cluster, String sql) {
         try (Connection db = connect(cluster); Statement s = db.createStatement()) {
-            s.execute(sql);
+            return s.execute(sql) ? -1 : s.getUpdateCount();
         } catch (SQLException e) {
             throw new IllegalStateException("SQL failed: " + sql, e);
         }
