@@ -156,7 +156,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         ProgressLog progress = new ProgressLog(store.nodeName());
         progress.started(plan, "mode " + store.sessionMode() + ", settings " + config.describe());
         LoadStats stats = new LoadStats(metrics.lifetime());
-        long clientLimit = Math.max(0, config.fillLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
+        long clientLimit = Math.max(0, config.cacheLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
         LoadRun run = new LoadRun(store, config.workers(), retry, new RateLimit(config.maxSessionsPerSecond(), System::nanoTime),
                 guard, progress, () -> closing || store.topology().id() != topology.id());
 
