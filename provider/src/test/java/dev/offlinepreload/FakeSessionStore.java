@@ -16,6 +16,7 @@ import java.util.stream.IntStream;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.ImportedSession;
+import dev.offlinepreload.load.SessionCount;
 import dev.offlinepreload.load.SessionStore;
 import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.Candidate;
@@ -36,6 +37,8 @@ final class FakeSessionStore implements SessionStore {
     final AtomicReference<TopologySnapshot> topology = new AtomicReference<>(snapshot(1, 1, id -> true));
     /** Every database call fails while set. */
     volatile boolean databaseDown;
+    /** countSessions fails while set (the load itself does not). */
+    volatile boolean countFails;
     volatile long sessionsMaxCount = -1;
     volatile long clientSessionsMaxCount = -1;
 
@@ -44,6 +47,8 @@ final class FakeSessionStore implements SessionStore {
     /** forEachKey calls (one per plan), failed ones included. */
     final AtomicInteger planCalls = new AtomicInteger();
     final AtomicInteger topologyCalls = new AtomicInteger();
+    /** countSessions calls (one per completed pass), failed ones included. */
+    final AtomicInteger countCalls = new AtomicInteger();
     /** The ids of every importBatch call, in call order, failed ones included. */
     final List<List<String>> requestedBatches = Collections.synchronizedList(new ArrayList<>());
     /** Ids importBatch put into the cache, in order. */
@@ -57,7 +62,8 @@ final class FakeSessionStore implements SessionStore {
 
     /** A stable topology with members node1..nodeN. */
     static TopologySnapshot snapshot(long id, int members, Predicate<String> owns) {
-        return new TopologySnapshot(id, true, IntStream.rangeClosed(1, members).mapToObj(i -> "node" + i).toList(), owns);
+        return new TopologySnapshot(id, true, IntStream.rangeClosed(1, members).mapToObj(i -> "node" + i).toList(), owns,
+                1.0 / members);
     }
 
     /** Puts {@code count} sessions s000, s001, ... into the database. */
@@ -129,6 +135,16 @@ final class FakeSessionStore implements SessionStore {
         planningThreads.add(Thread.currentThread());
         failIfDown();
         database.forEach((id, lastRefresh) -> sink.accept(new Candidate(id, lastRefresh)));
+    }
+
+    @Override
+    public SessionCount countSessions() {
+        countCalls.incrementAndGet();
+        failIfDown();
+        if (countFails) {
+            throw new IllegalStateException("statement timeout");
+        }
+        return new SessionCount(database.size(), database.size());
     }
 
     @Override

@@ -10,6 +10,7 @@ import dev.offlinepreload.load.ImportedSession;
 import org.infinispan.AdvancedCache;
 import org.infinispan.Cache;
 import org.infinispan.context.Flag;
+import org.infinispan.distribution.ch.ConsistentHash;
 import org.infinispan.distribution.DistributionManager;
 import org.infinispan.distribution.LocalizedCacheTopology;
 import org.infinispan.topology.CacheTopology;
@@ -60,7 +61,8 @@ final class OfflineCaches {
         DistributionManager clientDistribution = clientSessions.getDistributionManager();
         if (distribution == null || clientDistribution == null) {
             // Local (non-clustered) caches: this node owns everything.
-            return new TopologySnapshot(0, true, List.of(String.valueOf(sessions.getCacheManager().getAddress())), id -> true);
+            return new TopologySnapshot(0, true, List.of(String.valueOf(sessions.getCacheManager().getAddress())), id -> true,
+                    1);
         }
         LocalizedCacheTopology topology = distribution.getCacheTopology();
         LocalizedCacheTopology clientTopology = clientDistribution.getCacheTopology();
@@ -68,7 +70,15 @@ final class OfflineCaches {
                 && Objects.equals(topology.getMembers(), clientTopology.getMembers());
         List<String> members = topology.getMembers().stream().map(String::valueOf).collect(Collectors.toList());
         long id = ((long) topology.getTopologyId() << 32) | (clientTopology.getTopologyId() & 0xffffffffL);
-        return new TopologySnapshot(id, stable, members, key -> topology.getDistribution(key).isPrimary());
+        return new TopologySnapshot(id, stable, members, key -> topology.getDistribution(key).isPrimary(),
+                largestShare(topology.getWriteConsistentHash()));
+    }
+
+    /** The share of the segments owned by the member that owns the most as primary. */
+    private static double largestShare(ConsistentHash hash) {
+        int largest = hash.getMembers().stream().mapToInt(m -> hash.getPrimarySegmentsForOwner(m).size()).max()
+                .orElse(hash.getNumSegments());
+        return (double) largest / hash.getNumSegments();
     }
 
     private static boolean settled(DistributionManager distribution, LocalizedCacheTopology topology) {
