@@ -15,10 +15,13 @@ import dev.offlinepreload.load.LoadStats;
 import dev.offlinepreload.load.RateLimit;
 import dev.offlinepreload.load.Retry;
 import dev.offlinepreload.load.RevocationGuard;
+import dev.offlinepreload.load.SessionCount;
 import dev.offlinepreload.load.SessionStore;
 import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.LoadPlan;
 import dev.offlinepreload.plan.LoadPlanner;
+import dev.offlinepreload.report.CapacityAdvice;
+import dev.offlinepreload.report.CapacityLog;
 import dev.offlinepreload.report.PreloadMetrics;
 import dev.offlinepreload.report.PreloadState;
 import dev.offlinepreload.report.ProgressLog;
@@ -27,7 +30,7 @@ import org.jboss.logging.Logger;
 /**
  * One load pass per settled topology, on a background thread: gate (both offline caches settled) → plan (what this
  * node owns and does not hold whole, within capacity) → run (workers, batches) → check (what the caches still hold of
- * it) → report (logs, metrics). If the topology moves while loading, the pass stops and plans again for the new
+ * it) → report (logs, metrics, and whether the database's sessions fit into the cluster's caches). If the topology moves while loading, the pass stops and plans again for the new
  * topology instead of finishing a stale plan. After a pass it watches the topology: when nodes join, leave or merge
  * back, the next pass loads only what this node newly owns or lost (what it holds whole is skipped by the plan).
  * It depends on the loader's ports only ({@link SessionStore}), so its control flow is unit-tested with fakes.
@@ -53,15 +56,21 @@ public final class PreloadCoordinator implements AutoCloseable {
     private final SessionStore store;
     private final PreloadMetrics metrics;
     private final RevocationGuard guard;
+    private final CapacityLog capacityLog;
     private final ExecutorService passes = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-coordinator"));
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "offline-preload-progress"));
     private final CompletableFuture<Void> firstPass = new CompletableFuture<>();
     private volatile boolean closing;
 
     public PreloadCoordinator(PreloadConfig config, SessionStore store, PreloadMetrics metrics) {
+        this(config, store, metrics, new CapacityLog());
+    }
+
+    PreloadCoordinator(PreloadConfig config, SessionStore store, PreloadMetrics metrics, CapacityLog capacityLog) {
         this.config = config;
         this.store = store;
         this.metrics = metrics;
+        this.capacityLog = capacityLog;
         this.guard = new RevocationGuard(store, config.revocationRecheck());
     }
 
@@ -172,6 +181,8 @@ public final class PreloadCoordinator implements AutoCloseable {
                 long missing = missing(plan, stats);
                 metrics.missing(missing);
                 progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "finished" : "stopped at this node's capacity", missing);
+                long notReached = outcome == LoadRun.Outcome.CAPACITY ? plan.toLoad() - stats.processed() : 0;
+                adviseOnCapacity(topology, retry, plan.overCapacity() + notReached);
                 return PassOutcome.DONE;
             }
             case STOPPED -> {
@@ -186,6 +197,28 @@ public final class PreloadCoordinator implements AutoCloseable {
                 return PassOutcome.FAILED;
             }
         }
+    }
+
+    /**
+     * Compares the non-expired sessions in the database with what the cluster's caches take: the gauges, and the WARN
+     * with the max-count values that would hold them all (once per topology). A count the database does not answer
+     * leaves the gauges as they were; loading is done by then.
+     *
+     * @param leftOutHere sessions this node owns that the pass left out for want of room
+     */
+    private void adviseOnCapacity(TopologySnapshot topology, Retry retry, long leftOutHere) throws InterruptedException {
+        SessionCount database;
+        try {
+            database = retry.call("counting the sessions in the database", store::countSessions);
+        } catch (Retry.GaveUp e) {
+            log.warnf("Offline session preload on %s: could not count the sessions in the database for the capacity "
+                    + "check (%s)", store.nodeName(), e.getMessage());
+            return;
+        }
+        CapacityAdvice advice = CapacityAdvice.of(database, topology, store.sessionsMaxCount(),
+                store.clientSessionsMaxCount(), config);
+        metrics.capacity(database.sessions(), advice.nodeCapacity());
+        capacityLog.afterPass(topology.id(), advice, store.nodeName(), leftOutHere);
     }
 
     /**
