@@ -23,7 +23,7 @@ import dev.offlinepreload.plan.Candidate;
 
 /**
  * A {@link SessionStore} for the coordinator's tests. The "database" maps session ids to their last refresh (every
- * session has one client session), the "cache" is a set of ids, the topology is whatever the test sets. Hooks run
+ * session has {@link #clientSessionsPerSession} client sessions), the "cache" is a set of ids, the topology is whatever the test sets. Hooks run
  * inside the n-th {@link #importBatch} call, so a test can move the topology, take the database down or block a
  * batch while a load is running.
  */
@@ -41,6 +41,7 @@ final class FakeSessionStore implements SessionStore {
     volatile boolean countFails;
     volatile long sessionsMaxCount = -1;
     volatile long clientSessionsMaxCount = -1;
+    volatile int clientSessionsPerSession = 1;
 
     /** importBatch calls, failed ones included. */
     final AtomicInteger importCalls = new AtomicInteger();
@@ -119,7 +120,7 @@ final class FakeSessionStore implements SessionStore {
 
     @Override
     public long localClientSessions() {
-        return cache.size();
+        return (long) cache.size() * clientSessionsPerSession;
     }
 
     @Override
@@ -144,7 +145,7 @@ final class FakeSessionStore implements SessionStore {
         if (countFails) {
             throw new IllegalStateException("statement timeout");
         }
-        return new SessionCount(database.size(), database.size());
+        return new SessionCount(database.size(), (long) database.size() * clientSessionsPerSession);
     }
 
     @Override
@@ -163,12 +164,13 @@ final class FakeSessionStore implements SessionStore {
             if (database.containsKey(id)) {
                 cache.add(id);
                 imported.add(id);
-                sessions.add(new ImportedSession(id, List.of("client-" + id)));
+                sessions.add(new ImportedSession(id, IntStream.range(0, clientSessionsPerSession)
+                        .mapToObj(c -> "client-" + c + "-" + id).toList()));
             } else {
                 gone++;
             }
         }
-        return new BatchResult(sessions, sessions.size(), 0, 0, 0, gone, List.of());
+        return new BatchResult(sessions, (long) sessions.size() * clientSessionsPerSession, 0, 0, 0, gone, List.of());
     }
 
     @Override

@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.report.CapacityLog;
@@ -261,7 +262,7 @@ class PreloadCoordinatorTest {
         assertThat(metrics.databaseSessions()).isEqualTo(20);
         assertThat(metrics.capacity()).isEqualTo(9);
         assertThat(capacityWarnings).singleElement().asString()
-                .contains("the database holds 20 offline sessions", "the caches of the 1 nodes take 9",
+                .contains("the database holds 20 offline sessions", "the caches of 1 node take 9",
                         "The 11 least recently used (11 of them owned by this node)",
                         "cache-embedded-offline-sessions-max-count=22 ", "cache-embedded-offline-client-sessions-max-count=22 ");
 
@@ -294,5 +295,20 @@ class PreloadCoordinatorTest {
         assertThat(store.cache).hasSize(9);
         assertThat(metrics.databaseSessions()).isEqualTo(-1);
         assertThat(capacityWarnings).isEmpty();
+    }
+
+    @Test
+    void withSeveralClientSessionsPerSessionTheMostRecentOfWhatTheClientSessionCacheHoldsAreLoaded() throws Exception {
+        store.clientSessionsPerSession = 3;
+        store.sessionsMaxCount = 100; // 90 sessions after the headroom: no bound for 20
+        store.clientSessionsMaxCount = 30; // 27 client sessions = 9 sessions of 3
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        // s011..s019 were refreshed last (1011..1019)
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(
+                IntStream.range(11, 20).mapToObj(FakeSessionStore::id).toList());
+        assertThat(metrics.capacity()).isEqualTo(9);
+        assertThat(capacityWarnings).singleElement().asString().contains("(60 client sessions, 3.00 per session)",
+                "cache-embedded-offline-sessions-max-count=100 ", "cache-embedded-offline-client-sessions-max-count=66 ");
     }
 }

@@ -103,8 +103,8 @@ public record CapacityAdvice(SessionCount database, int members, long nodeCapaci
     public String warning(String node, long leftOutHere) {
         long leftOut = Math.max(database.sessions() - clusterCapacity(), leftOutHere);
         return String.format(Locale.ROOT, "Offline session preload on %s: the database holds %,d offline sessions that "
-                        + "have not expired (%,d client sessions, %.2f per session), the caches of the %d nodes take "
-                        + "%,d of them (%,d per node: max-count less %d%% headroom). The %,d least recently used (%,d of "
+                        + "have not expired (%,d client sessions, %.2f per session), the caches of %s take "
+                        + "%,d of them (%,d per node, with max-count less %d%% headroom). The %,d least recently used (%,d of "
                         + "them owned by this node) stay in the database and are loaded lazily on their next refresh. "
                         + "To cache them all at this cluster size, set on every node "
                         + "cache-embedded-offline-sessions-max-count=%d and "
@@ -112,8 +112,8 @@ public record CapacityAdvice(SessionCount database, int members, long nodeCapaci
                         + "KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT)%s; full caches then take about %,d MiB of "
                         + "heap per node (%d bytes per session, %d per client session). Said once per cluster topology; "
                         + "docs/sizing.md explains.",
-                node, database.sessions(), database.clientSessions(), database.clientSessionsPerSession(), members,
-                clusterCapacity(), nodeCapacity, headroomPercent, leftOut, leftOutHere, sessionsMaxCount,
+                node, database.sessions(), database.clientSessions(), database.clientSessionsPerSession(),
+                members == 1 ? "1 node" : members + " nodes", clusterCapacity(), nodeCapacity, headroomPercent, leftOut, leftOutHere, sessionsMaxCount,
                 clientSessionsMaxCount,
                 maxSessionsPerNode > 0 ? " and spi-user-sessions--offline-preload--max-sessions-per-node="
                         + maxSessionsPerNode + " (or 0)" : "",

@@ -100,7 +100,7 @@ class CapacityAdviceTest {
 
         assertThat(advice.warning("node2", 1_230)).startsWith("Offline session preload on node2: the database holds 3,000 "
                         + "offline sessions that have not expired (6,000 client sessions, 2.00 per session), the caches of "
-                        + "the 2 nodes take 540 of them (270 per node: max-count less 10% headroom). The 2,460 least "
+                        + "2 nodes take 540 of them (270 per node, with max-count less 10% headroom). The 2,460 least "
                         + "recently used (1,230 of them owned by this node) stay in the database")
                 .contains("cache-embedded-offline-sessions-max-count=" + advice.sessionsMaxCount() + " ")
                 .contains("cache-embedded-offline-client-sessions-max-count=" + advice.clientSessionsMaxCount() + " ")

@@ -30,7 +30,7 @@ class CapacityLogTest {
 
         capacityLog.afterPass(8, advice(1_000, 3), "node1", 243);
         assertThat(warnings).hasSize(2);
-        assertThat(warnings.get(1)).contains("the caches of the 3 nodes take 270");
+        assertThat(warnings.get(1)).contains("the caches of 3 nodes take 270");
     }
 
     @Test
