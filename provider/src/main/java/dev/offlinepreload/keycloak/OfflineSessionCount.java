@@ -7,14 +7,17 @@ import jakarta.persistence.EntityManager;
 
 /**
  * Counts the offline sessions in the database that have not expired, realm by realm with each realm's own oldest
- * allowed last refresh, and their client sessions. Two aggregate queries per realm, served by Keycloak's index on
- * (realm, offline flag, last refresh) and the client sessions' primary key; nothing is read into memory.
+ * allowed last refresh, and their client sessions. Two aggregate queries per realm, served by this provider's index on
+ * (realm, offline flag, last refresh), OFFPRELOAD_USS_EXPIRY_REFRESH, where it exists (a scan of the table otherwise),
+ * and the client sessions' primary key; nothing is read into memory. Each counts a non-null key column, not the
+ * entity: the client session's key is composite, and a tuple count is not portable.
  */
 final class OfflineSessionCount {
 
-    private static final String SESSIONS = "select count(s) from PersistentUserSessionEntity s"
+    private static final String SESSIONS = "select count(s.userSessionId) from PersistentUserSessionEntity s"
             + " where s.realmId = :realm and s.offline = :offline and s.lastSessionRefresh >= :oldest";
-    private static final String CLIENT_SESSIONS = "select count(c) from PersistentClientSessionEntity c, PersistentUserSessionEntity s"
+    private static final String CLIENT_SESSIONS = "select count(c.userSessionId)"
+            + " from PersistentClientSessionEntity c, PersistentUserSessionEntity s"
             + " where s.realmId = :realm and s.offline = :offline and s.lastSessionRefresh >= :oldest"
             + " and c.userSessionId = s.userSessionId and c.offline = :offline";
 
