@@ -15,21 +15,26 @@ import dev.offlinepreload.load.LoadStats;
 import dev.offlinepreload.load.RateLimit;
 import dev.offlinepreload.load.Retry;
 import dev.offlinepreload.load.RevocationGuard;
+import dev.offlinepreload.load.SessionCount;
 import dev.offlinepreload.load.SessionStore;
 import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.LoadPlan;
 import dev.offlinepreload.plan.LoadPlanner;
+import dev.offlinepreload.report.CapacityAdvice;
+import dev.offlinepreload.report.CapacityLog;
 import dev.offlinepreload.report.PreloadMetrics;
 import dev.offlinepreload.report.PreloadState;
 import dev.offlinepreload.report.ProgressLog;
 import org.jboss.logging.Logger;
 
 /**
- * One load pass per settled topology, on a background thread: gate (both offline caches settled) → plan (what this
- * node owns and does not hold whole, within capacity) → run (workers, batches) → check (what the caches still hold of
- * it) → report (logs, metrics). If the topology moves while loading, the pass stops and plans again for the new
- * topology instead of finishing a stale plan. After a pass it watches the topology: when nodes join, leave or merge
- * back, the next pass loads only what this node newly owns or lost (what it holds whole is skipped by the plan).
+ * One load pass per settled topology, on a background thread: gate (both offline caches settled) → count (what the
+ * database holds against what the caches take) → plan (what this node owns and does not hold whole, within that
+ * capacity) → run (workers, batches) → check (what the caches still hold of it) → report (logs, metrics, and once per
+ * topology a WARN with the max-count values that would hold every session). If the topology moves while loading, the
+ * pass stops and plans again for the new topology instead of finishing a stale plan. After a pass it watches the
+ * topology: when nodes join, leave or merge back, the next pass loads only what this node newly owns or lost (what it
+ * holds whole is skipped by the plan).
  * It depends on the loader's ports only ({@link SessionStore}), so its control flow is unit-tested with fakes.
  */
 public final class PreloadCoordinator implements AutoCloseable {
@@ -53,15 +58,21 @@ public final class PreloadCoordinator implements AutoCloseable {
     private final SessionStore store;
     private final PreloadMetrics metrics;
     private final RevocationGuard guard;
+    private final CapacityLog capacityLog;
     private final ExecutorService passes = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-coordinator"));
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "offline-preload-progress"));
     private final CompletableFuture<Void> firstPass = new CompletableFuture<>();
     private volatile boolean closing;
 
     public PreloadCoordinator(PreloadConfig config, SessionStore store, PreloadMetrics metrics) {
+        this(config, store, metrics, new CapacityLog());
+    }
+
+    PreloadCoordinator(PreloadConfig config, SessionStore store, PreloadMetrics metrics, CapacityLog capacityLog) {
         this.config = config;
         this.store = store;
         this.metrics = metrics;
+        this.capacityLog = capacityLog;
         this.guard = new RevocationGuard(store, config.revocationRecheck());
     }
 
@@ -133,10 +144,13 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
         Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topology().id() != topology.id());
+        CapacityAdvice capacity = capacity(topology, retry);
         LoadPlan plan;
         try {
-            LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, config.fillLimit(store.sessionsMaxCount()),
-                    config.batchSize());
+            // With several client sessions per session the client-session cache may hold fewer sessions than the
+            // sessions cache: the plan keeps the most recent of what really fits.
+            long limit = capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity();
+            LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, limit, config.batchSize());
             plan = retry.call("reading the session ids", () -> planner.plan(store::forEachKey, store::forEachCandidate));
         } catch (Retry.GaveUp e) {
             if (closing) {
@@ -156,7 +170,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         ProgressLog progress = new ProgressLog(store.nodeName());
         progress.started(plan, "mode " + store.sessionMode() + ", settings " + config.describe());
         LoadStats stats = new LoadStats(metrics.lifetime());
-        long clientLimit = Math.max(0, config.fillLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
+        long clientLimit = Math.max(0, config.cacheLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
         LoadRun run = new LoadRun(store, config.workers(), retry, new RateLimit(config.maxSessionsPerSecond(), System::nanoTime),
                 guard, progress, () -> closing || store.topology().id() != topology.id());
 
@@ -172,6 +186,10 @@ public final class PreloadCoordinator implements AutoCloseable {
                 long missing = missing(plan, stats);
                 metrics.missing(missing);
                 progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "finished" : "stopped at this node's capacity", missing);
+                if (capacity != null) {
+                    long notReached = outcome == LoadRun.Outcome.CAPACITY ? plan.toLoad() - stats.processed() : 0;
+                    capacityLog.afterPass(topology.id(), capacity, store.nodeName(), plan.overCapacity() + notReached);
+                }
                 return PassOutcome.DONE;
             }
             case STOPPED -> {
@@ -186,6 +204,28 @@ public final class PreloadCoordinator implements AutoCloseable {
                 return PassOutcome.FAILED;
             }
         }
+    }
+
+    /**
+     * Counts the non-expired sessions in the database and compares them with what the cluster's caches take; sets the
+     * gauges. After the pass, the same advice goes to the WARN (once per topology) if they do not fit.
+     *
+     * @return null if the database did not answer: the pass plans with the sessions cache's limit alone and the
+     *         gauges stay as they were
+     */
+    private CapacityAdvice capacity(TopologySnapshot topology, Retry retry) throws InterruptedException {
+        SessionCount database;
+        try {
+            database = retry.call("counting the sessions in the database", store::countSessions);
+        } catch (Retry.GaveUp e) {
+            log.warnf("Offline session preload on %s: could not count the sessions in the database for the capacity "
+                    + "check (%s)", store.nodeName(), e.getMessage());
+            return null;
+        }
+        CapacityAdvice advice = CapacityAdvice.of(database, topology, store.sessionsMaxCount(),
+                store.clientSessionsMaxCount(), config);
+        metrics.capacity(database.sessions(), advice.nodeCapacity());
+        return advice;
     }
 
     /**

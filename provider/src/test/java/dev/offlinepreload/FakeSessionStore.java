@@ -16,13 +16,14 @@ import java.util.stream.IntStream;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.ImportedSession;
+import dev.offlinepreload.load.SessionCount;
 import dev.offlinepreload.load.SessionStore;
 import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.Candidate;
 
 /**
  * A {@link SessionStore} for the coordinator's tests. The "database" maps session ids to their last refresh (every
- * session has one client session), the "cache" is a set of ids, the topology is whatever the test sets. Hooks run
+ * session has {@link #clientSessionsPerSession} client sessions), the "cache" is a set of ids, the topology is whatever the test sets. Hooks run
  * inside the n-th {@link #importBatch} call, so a test can move the topology, take the database down or block a
  * batch while a load is running.
  */
@@ -36,14 +37,19 @@ final class FakeSessionStore implements SessionStore {
     final AtomicReference<TopologySnapshot> topology = new AtomicReference<>(snapshot(1, 1, id -> true));
     /** Every database call fails while set. */
     volatile boolean databaseDown;
+    /** countSessions fails while set (the load itself does not). */
+    volatile boolean countFails;
     volatile long sessionsMaxCount = -1;
     volatile long clientSessionsMaxCount = -1;
+    volatile int clientSessionsPerSession = 1;
 
     /** importBatch calls, failed ones included. */
     final AtomicInteger importCalls = new AtomicInteger();
     /** forEachKey calls (one per plan), failed ones included. */
     final AtomicInteger planCalls = new AtomicInteger();
     final AtomicInteger topologyCalls = new AtomicInteger();
+    /** countSessions calls (one per completed pass), failed ones included. */
+    final AtomicInteger countCalls = new AtomicInteger();
     /** The ids of every importBatch call, in call order, failed ones included. */
     final List<List<String>> requestedBatches = Collections.synchronizedList(new ArrayList<>());
     /** Ids importBatch put into the cache, in order. */
@@ -57,7 +63,8 @@ final class FakeSessionStore implements SessionStore {
 
     /** A stable topology with members node1..nodeN. */
     static TopologySnapshot snapshot(long id, int members, Predicate<String> owns) {
-        return new TopologySnapshot(id, true, IntStream.rangeClosed(1, members).mapToObj(i -> "node" + i).toList(), owns);
+        return new TopologySnapshot(id, true, IntStream.rangeClosed(1, members).mapToObj(i -> "node" + i).toList(), owns,
+                1.0 / members);
     }
 
     /** Puts {@code count} sessions s000, s001, ... into the database. */
@@ -113,7 +120,7 @@ final class FakeSessionStore implements SessionStore {
 
     @Override
     public long localClientSessions() {
-        return cache.size();
+        return (long) cache.size() * clientSessionsPerSession;
     }
 
     @Override
@@ -132,6 +139,16 @@ final class FakeSessionStore implements SessionStore {
     }
 
     @Override
+    public SessionCount countSessions() {
+        countCalls.incrementAndGet();
+        failIfDown();
+        if (countFails) {
+            throw new IllegalStateException("statement timeout");
+        }
+        return new SessionCount(database.size(), (long) database.size() * clientSessionsPerSession);
+    }
+
+    @Override
     public BatchResult importBatch(Batch batch) {
         int call = importCalls.incrementAndGet();
         workerThreads.add(Thread.currentThread());
@@ -147,12 +164,13 @@ final class FakeSessionStore implements SessionStore {
             if (database.containsKey(id)) {
                 cache.add(id);
                 imported.add(id);
-                sessions.add(new ImportedSession(id, List.of("client-" + id)));
+                sessions.add(new ImportedSession(id, IntStream.range(0, clientSessionsPerSession)
+                        .mapToObj(c -> "client-" + c + "-" + id).toList()));
             } else {
                 gone++;
             }
         }
-        return new BatchResult(sessions, sessions.size(), 0, 0, 0, gone, List.of());
+        return new BatchResult(sessions, (long) sessions.size() * clientSessionsPerSession, 0, 0, 0, gone, List.of());
     }
 
     @Override

@@ -11,12 +11,15 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 import dev.offlinepreload.config.PreloadConfig;
+import dev.offlinepreload.report.CapacityLog;
 import dev.offlinepreload.report.PreloadMetrics;
 import dev.offlinepreload.report.PreloadState;
 import org.awaitility.Awaitility;
@@ -25,7 +28,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The coordinator's control flow against {@link FakeSessionStore}: the first pass's wait for the cluster, ownership,
- * re-planning when the topology moves, re-warming, database outages, shutdown and the start future.
+ * re-planning when the topology moves, re-warming, database outages, shutdown, the start future and the capacity
+ * check after each pass.
  */
 class PreloadCoordinatorTest {
 
@@ -58,8 +62,10 @@ class PreloadCoordinatorTest {
         return PreloadConfig.parse(values::get, 2);
     }
 
+    private final List<String> capacityWarnings = new CopyOnWriteArrayList<>();
+
     private CompletableFuture<Void> start(PreloadConfig config) {
-        coordinator = new PreloadCoordinator(config, store, metrics);
+        coordinator = new PreloadCoordinator(config, store, metrics, new CapacityLog(capacityWarnings::add));
         return coordinator.start();
     }
 
@@ -244,5 +250,65 @@ class PreloadCoordinatorTest {
         assertThat(firstPass).isCompletedWithValue(null);
         assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
         assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
+    void moreSessionsThanFitAreCountedAndWarnedAboutOncePerTopology() throws Exception {
+        store.sessionsMaxCount = 10; // 9 after the 10% headroom, for 20 sessions
+        store.clientSessionsMaxCount = 10;
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(store.cache).hasSize(9);
+        assertThat(metrics.databaseSessions()).isEqualTo(20);
+        assertThat(metrics.capacity()).isEqualTo(9);
+        assertThat(capacityWarnings).singleElement().asString()
+                .contains("the database holds 20 offline sessions", "the caches of 1 node take 9",
+                        "The 11 least recently used (11 of them owned by this node)",
+                        "cache-embedded-offline-sessions-max-count=22 ", "cache-embedded-offline-client-sessions-max-count=22 ");
+
+        // A re-warm for the same cluster size but a new topology says it again, once.
+        store.moveTo(2, 1, id -> true);
+        await("the second pass to count", () -> store.countCalls.get() == 2 && metrics.state() == PreloadState.DONE);
+        assertThat(capacityWarnings).hasSize(2);
+    }
+
+    @Test
+    void followingTheAdviceLoadsEverythingAndSaysNothing() throws Exception {
+        store.sessionsMaxCount = 22;
+        store.clientSessionsMaxCount = 22;
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+        assertThat(metrics.databaseSessions()).isEqualTo(20);
+        assertThat(metrics.capacity()).isEqualTo(20);
+        assertThat(capacityWarnings).isEmpty();
+    }
+
+    @Test
+    void aFailedCountLeavesTheLoadDone() throws Exception {
+        store.sessionsMaxCount = 10;
+        store.clientSessionsMaxCount = 10;
+        store.countFails = true;
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+        assertThat(store.cache).hasSize(9);
+        assertThat(metrics.databaseSessions()).isEqualTo(-1);
+        assertThat(capacityWarnings).isEmpty();
+    }
+
+    @Test
+    void withSeveralClientSessionsPerSessionTheMostRecentOfWhatTheClientSessionCacheHoldsAreLoaded() throws Exception {
+        store.clientSessionsPerSession = 3;
+        store.sessionsMaxCount = 100; // 90 sessions after the headroom: no bound for 20
+        store.clientSessionsMaxCount = 30; // 27 client sessions = 9 sessions of 3
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        // s011..s019 were refreshed last (1011..1019)
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(
+                IntStream.range(11, 20).mapToObj(FakeSessionStore::id).toList());
+        assertThat(metrics.capacity()).isEqualTo(9);
+        assertThat(capacityWarnings).singleElement().asString().contains("(60 client sessions, 3.00 per session)",
+                "cache-embedded-offline-sessions-max-count=100 ", "cache-embedded-offline-client-sessions-max-count=66 ");
     }
 }

@@ -10,6 +10,8 @@ import java.util.function.Predicate;
  * @param stable  both caches have the same members, and neither is rebalancing or resolving conflicts
  * @param members node names in the offlineSessions topology
  * @param owns    whether this node is the primary owner of a user session id (and so of its client sessions)
+ * @param largestShare the largest share of the key space one member owns (its primary segments / all segments): 1 for
+ *                     one member, 1/members when the segments divide evenly, a bit more when they do not
  */
-public record TopologySnapshot(long id, boolean stable, List<String> members, Predicate<String> owns) {
+public record TopologySnapshot(long id, boolean stable, List<String> members, Predicate<String> owns, double largestShare) {
 }

@@ -63,8 +63,17 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
      * (negative = unbounded): the cache's bound less the headroom, and never more than max-sessions-per-node.
      */
     public long fillLimit(long maxCount) {
-        long limit = maxCount < 0 ? Long.MAX_VALUE : maxCount - (maxCount * headroomPercent / 100);
+        long limit = cacheLimit(maxCount);
         return maxSessionsPerNode > 0 ? Math.min(limit, maxSessionsPerNode) : limit;
+    }
+
+    /**
+     * How many entries the loader may put into a cache that holds at most {@code maxCount} entries per node
+     * (negative = unbounded), leaving the headroom free. max-sessions-per-node counts user sessions, so it does not
+     * apply here: this is the limit of the client-session cache.
+     */
+    public long cacheLimit(long maxCount) {
+        return maxCount < 0 ? Long.MAX_VALUE : maxCount - (maxCount * headroomPercent / 100);
     }
 
     /** Effective values by option key, for the startup log line and the admin server info. */

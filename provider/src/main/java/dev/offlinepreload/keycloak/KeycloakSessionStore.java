@@ -8,6 +8,7 @@ import java.util.stream.Collectors;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.ImportedSession;
+import dev.offlinepreload.load.SessionCount;
 import dev.offlinepreload.load.SessionStore;
 import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.Candidate;
@@ -110,11 +111,8 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     /** One stream over all realms, in key order; each realm's idle window is applied to the rows as they come. */
     @Override
     public void forEachCandidate(Consumer<Candidate> sink) {
-        int now = Time.currentTime();
-        Map<String, Integer> oldestByRealm = KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
-                session.realms().getRealmsStream().collect(Collectors.toMap(RealmModel::getId,
-                        r -> now - r.getOfflineSessionIdleTimeout() - IDLE_FILTER_MARGIN_SECONDS)));
-        int oldest = oldestByRealm.values().stream().min(Integer::compare).orElse(now);
+        Map<String, Integer> oldestByRealm = oldestRefreshByRealm(IDLE_FILTER_MARGIN_SECONDS);
+        int oldest = oldestByRealm.values().stream().min(Integer::compare).orElse(Time.currentTime());
         KeycloakModelUtils.runJobInTransaction(factory, session -> {
             queries.candidates(em(session), oldest, row -> {
                 Integer realmOldest = oldestByRealm.get((String) row[2]);
@@ -124,6 +122,22 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
                 }
             });
         });
+    }
+
+    /** Without the margin of the candidates: the count says what the realms' idle timeouts keep valid now. */
+    @Override
+    public SessionCount countSessions() {
+        Map<String, Integer> oldestByRealm = oldestRefreshByRealm(0);
+        return KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
+                OfflineSessionCount.count(em(session), oldestByRealm));
+    }
+
+    /** Per realm id, the oldest last refresh of an offline session that has not expired by its idle timeout, less a margin. */
+    private Map<String, Integer> oldestRefreshByRealm(int marginSeconds) {
+        int now = Time.currentTime();
+        return KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
+                session.realms().getRealmsStream().collect(Collectors.toMap(RealmModel::getId,
+                        r -> now - r.getOfflineSessionIdleTimeout() - marginSeconds)));
     }
 
     @Override

@@ -13,6 +13,7 @@ import org.infinispan.commons.time.TimeService;
 import org.infinispan.container.DataContainer;
 import org.infinispan.container.entries.InternalCacheEntry;
 import org.infinispan.context.Flag;
+import org.infinispan.distribution.ch.ConsistentHash;
 import org.infinispan.distribution.DistributionManager;
 import org.infinispan.distribution.LocalizedCacheTopology;
 import org.infinispan.factories.ComponentRegistry;
@@ -74,7 +75,8 @@ final class OfflineCaches {
         DistributionManager clientDistribution = clientSessions.getDistributionManager();
         if (distribution == null || clientDistribution == null) {
             // Local (non-clustered) caches: this node owns everything.
-            return new TopologySnapshot(0, true, List.of(String.valueOf(sessions.getCacheManager().getAddress())), id -> true);
+            return new TopologySnapshot(0, true, List.of(String.valueOf(sessions.getCacheManager().getAddress())), id -> true,
+                    1);
         }
         LocalizedCacheTopology topology = distribution.getCacheTopology();
         LocalizedCacheTopology clientTopology = clientDistribution.getCacheTopology();
@@ -82,7 +84,15 @@ final class OfflineCaches {
                 && Objects.equals(topology.getMembers(), clientTopology.getMembers());
         List<String> members = topology.getMembers().stream().map(String::valueOf).collect(Collectors.toList());
         long id = ((long) topology.getTopologyId() << 32) | (clientTopology.getTopologyId() & 0xffffffffL);
-        return new TopologySnapshot(id, stable, members, key -> topology.getDistribution(key).isPrimary());
+        return new TopologySnapshot(id, stable, members, key -> topology.getDistribution(key).isPrimary(),
+                largestShare(topology.getWriteConsistentHash()));
+    }
+
+    /** The share of the segments owned by the member that owns the most as primary. */
+    private static double largestShare(ConsistentHash hash) {
+        int largest = hash.getMembers().stream().mapToInt(m -> hash.getPrimarySegmentsForOwner(m).size()).max()
+                .orElse(hash.getNumSegments());
+        return (double) largest / hash.getNumSegments();
     }
 
     private static boolean settled(DistributionManager distribution, LocalizedCacheTopology topology) {

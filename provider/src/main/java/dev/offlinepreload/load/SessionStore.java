@@ -44,6 +44,12 @@ public interface SessionStore {
     void forEachCandidate(Consumer<Candidate> sink);
 
     /**
+     * Counts the offline sessions that have not expired by their realm's idle timeout, with their client sessions:
+     * one count per realm and table, run once per pass for the capacity advice.
+     */
+    SessionCount countSessions();
+
+    /**
      * Reads the batch's sessions with their client sessions, imports into this node's caches what they do not hold
      * yet (never overwriting an entry), and takes out again whatever was revoked or deleted while the batch ran.
      */

@@ -16,7 +16,8 @@ import io.micrometer.core.instrument.Metrics;
  * Micrometer meters on Keycloak's registry (scraped at /metrics on the management port), created once per node.
  * Prometheus names: keycloak_offline_preload_sessions_total{outcome}, keycloak_offline_preload_state{state},
  * keycloak_offline_preload_last_pass_seconds, keycloak_offline_preload_planned_sessions,
- * keycloak_offline_preload_missing_sessions.
+ * keycloak_offline_preload_missing_sessions, keycloak_offline_preload_database_sessions,
+ * keycloak_offline_preload_capacity_sessions.
  */
 public final class PreloadMetrics {
 
@@ -25,6 +26,9 @@ public final class PreloadMetrics {
     private final AtomicLong lastPassMillis = new AtomicLong();
     private final AtomicLong planned = new AtomicLong();
     private final AtomicLong missing = new AtomicLong();
+    /** -1 until the first pass has counted: the gauges then show NaN, not a misleading 0. */
+    private final AtomicLong databaseSessions = new AtomicLong(-1);
+    private final AtomicLong capacity = new AtomicLong(-1);
 
     public PreloadMetrics() {
         this(Metrics.globalRegistry);
@@ -54,6 +58,17 @@ public final class PreloadMetrics {
         Gauge.builder("keycloak.offline.preload.missing.sessions", missing, AtomicLong::get)
                 .description("Sessions this node's last pass loaded that its caches no longer held whole when the pass "
                         + "ended").register(registry);
+        Gauge.builder("keycloak.offline.preload.database.sessions", databaseSessions, PreloadMetrics::known)
+                .description("Offline sessions in the database that have not expired, counted after this node's last "
+                        + "pass").register(registry);
+        Gauge.builder("keycloak.offline.preload.capacity.sessions", capacity, PreloadMetrics::known)
+                .description("Offline sessions this node's caches take: max-count less the headroom (+Inf: unbounded)")
+                .register(registry);
+    }
+
+    private static double known(AtomicLong value) {
+        long v = value.get();
+        return v < 0 ? Double.NaN : v == Long.MAX_VALUE ? Double.POSITIVE_INFINITY : v;
     }
 
     private void outcome(MeterRegistry registry, String outcome, ToDoubleFunction<LoadStats> value) {
@@ -85,5 +100,24 @@ public final class PreloadMetrics {
 
     public void missing(long sessions) {
         missing.set(sessions);
+    }
+
+    /**
+     * @param inDatabase   non-expired offline sessions in the database
+     * @param nodeCapacity sessions this node's caches take (Long.MAX_VALUE: unbounded)
+     */
+    public void capacity(long inDatabase, long nodeCapacity) {
+        databaseSessions.set(inDatabase);
+        capacity.set(nodeCapacity);
+    }
+
+    /** Non-expired offline sessions in the database at the last count; -1 before the first. */
+    public long databaseSessions() {
+        return databaseSessions.get();
+    }
+
+    /** Sessions this node's caches take; -1 before the first count. */
+    public long capacity() {
+        return capacity.get();
     }
 }

@@ -16,7 +16,7 @@ class ClusterGateTest {
     private final ClusterGate gate = new ClusterGate("node1", topology::get, closing::get);
 
     private static TopologySnapshot snapshot(int id, boolean stable, String... members) {
-        return new TopologySnapshot(id, stable, List.of(members), key -> true);
+        return new TopologySnapshot(id, stable, List.of(members), key -> true, 1.0 / members.length);
     }
 
     private void after(long millis, TopologySnapshot next) {

@@ -83,6 +83,8 @@ class PreloadConfigTest {
         assertThat(parse(Map.of("capacity-headroom-percent", "0")).fillLimit(10_000)).isEqualTo(10_000);
         assertThat(parse(Map.of("max-sessions-per-node", "500")).fillLimit(10_000)).isEqualTo(500);
         assertThat(parse(Map.of()).fillLimit(-1)).as("unbounded cache").isEqualTo(Long.MAX_VALUE);
+        assertThat(parse(Map.of("max-sessions-per-node", "500")).cacheLimit(10_000)).as("client sessions")
+                .isEqualTo(9_000);
     }
 
     @Test

@@ -35,7 +35,7 @@ class FakeStore implements SessionStore {
 
     @Override
     public TopologySnapshot topology() {
-        return new TopologySnapshot(1, true, List.of("node1"), id -> true);
+        return new TopologySnapshot(1, true, List.of("node1"), id -> true, 1);
     }
 
     @Override
@@ -66,6 +66,11 @@ class FakeStore implements SessionStore {
     @Override
     public void forEachCandidate(Consumer<Candidate> sink) {
         database.stream().sorted().forEach(id -> sink.accept(new Candidate(id, 1)));
+    }
+
+    @Override
+    public SessionCount countSessions() {
+        return new SessionCount(database.size(), database.size());
     }
 
     @Override
