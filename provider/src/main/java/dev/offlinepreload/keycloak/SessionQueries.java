@@ -46,6 +46,8 @@ final class SessionQueries {
     private final String userSessionIds;
     private final String clientSessionKeys;
     private final String localUserIds;
+    private final String sessionCount;
+    private final String clientSessionCount;
 
     /** @param schema Keycloak's database schema ({@code db-schema}), or null for the connection's default */
     SessionQueries(String schema) {
@@ -64,6 +66,11 @@ final class SessionQueries {
         clientSessionKeys = "SELECT USER_SESSION_ID, CLIENT_ID, CLIENT_STORAGE_PROVIDER, EXTERNAL_CLIENT_ID FROM " + clientTable
                 + " WHERE OFFLINE_FLAG = ? AND USER_SESSION_ID";
         localUserIds = "SELECT ID FROM " + prefix + "USER_ENTITY WHERE ID IN " + IDS;
+        sessionCount = "SELECT COUNT(USER_SESSION_ID) FROM " + userTable
+                + " WHERE REALM_ID = ? AND OFFLINE_FLAG = ? AND LAST_SESSION_REFRESH >= ?";
+        clientSessionCount = "SELECT COUNT(c.USER_SESSION_ID) FROM " + clientTable + " c JOIN " + userTable + " s"
+                + " ON c.USER_SESSION_ID = s.USER_SESSION_ID AND c.OFFLINE_FLAG = s.OFFLINE_FLAG"
+                + " WHERE s.REALM_ID = ? AND s.OFFLINE_FLAG = ? AND s.LAST_SESSION_REFRESH >= ?";
     }
 
     /** A row's columns, read in the order of the SELECT. */
@@ -113,6 +120,16 @@ final class SessionQueries {
             existing.addAll(list(em, in(localUserIds, chunk), padded(chunk), rs -> rs.getString(1)));
         }
         return existing;
+    }
+
+    /** Offline sessions of the realm refreshed since {@code oldest}. */
+    long countSessions(EntityManager em, String realmId, int oldest) {
+        return list(em, sessionCount, List.of(realmId, OFFLINE, oldest), rs -> rs.getLong(1)).get(0);
+    }
+
+    /** Offline client sessions of the realm's offline sessions refreshed since {@code oldest}. */
+    long countClientSessions(EntityManager em, String realmId, int oldest) {
+        return list(em, clientSessionCount, List.of(realmId, OFFLINE, oldest), rs -> rs.getLong(1)).get(0);
     }
 
     static String clientSessionKey(String userSessionId, String clientId) {
