@@ -90,7 +90,7 @@ final class OnlineIndexBuild implements Runnable {
 
     private boolean tryLock(Connection connection) throws SQLException {
         try (Statement s = connection.createStatement(); ResultSet rs = s.executeQuery(dialect.tryLock())) {
-            return rs.next() && rs.getInt(1) == 1;
+            return rs.next() && rs.getBoolean(1); // PostgreSQL: boolean; MySQL/MariaDB: 1, 0 or NULL
         }
     }
 
