@@ -87,6 +87,15 @@ enum IndexDialect {
         };
     }
 
+    /** Undoes {@link #buildSessionSettings()} before the pooled connection goes back to Keycloak. */
+    List<String> resetSessionSettings() {
+        return switch (this) {
+            case POSTGRESQL -> List.of("RESET client_connection_check_interval");
+            case MYSQL -> List.of("SET SESSION lock_wait_timeout = DEFAULT");
+            default -> List.of();
+        };
+    }
+
     /**
      * A query for the build's progress, with the building connection's id as its one parameter, answering one text
      * column; null where the database has none.

@@ -67,11 +67,12 @@ final class OnlineIndexBuild implements Runnable {
                 try {
                     // Read again under the lock: a node that held it before may have done part of the work.
                     List<IndexWork> work = readState().work();
-                    applySessionSettings(connection);
+                    apply(connection, dialect.buildSessionSettings());
                     for (IndexWork item : work) {
                         perform(connection, item);
                     }
                 } finally {
+                    apply(connection, dialect.resetSessionSettings());
                     execute(connection, dialect.unlock());
                 }
             }
@@ -94,8 +95,8 @@ final class OnlineIndexBuild implements Runnable {
         }
     }
 
-    private void applySessionSettings(Connection connection) {
-        for (String setting : dialect.buildSessionSettings()) {
+    private static void apply(Connection connection, List<String> settings) {
+        for (String setting : settings) {
             try {
                 execute(connection, setting);
             } catch (SQLException e) {
