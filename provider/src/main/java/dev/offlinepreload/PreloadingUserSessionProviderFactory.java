@@ -55,7 +55,8 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
             config = PreloadConfig.parse(scope::get, Runtime.getRuntime().availableProcessors());
         } catch (InvalidOptionException e) {
             // A bad value must not take the node down: it serves sessions lazily, as stock Keycloak does.
-            log.errorf("%s. Offline session preloading is disabled on this node until the option is fixed.", e.getMessage());
+            log.errorf("%s. Offline session preloading and the online index build are off on this node until the option "
+                    + "is fixed.", e.getMessage());
             config = PreloadConfig.DISABLED;
         }
     }
@@ -79,6 +80,11 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
             log.debugf("The built-in user-sessions provider '%s' is initialised too; build with "
                     + "--spi-user-sessions--infinispan--enabled=false to skip it", InfinispanUtils.EMBEDDED_PROVIDER_ID);
         }
+    }
+
+    /** The validated options; the index build reads its switch here too, so all options are read one way. */
+    public PreloadConfig config() {
+        return config;
     }
 
     private void startPreloading() {

@@ -21,15 +21,20 @@ import java.util.function.Function;
  * @param revocationRecheck    delay of the database check of each imported batch (zero: none)
  * @param maxSessionsPerSecond most sessions loaded per second on this node; 0 = no cap
  * @param holdReadiness        whether startup waits for this node's share
+ * @param buildIndexesOnline   whether a node builds the indexes the changelog left out (docs/indexes.md)
  */
 public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<String> participatingNodes,
                             int maxSessionsPerNode, int headroomPercent, Duration databaseRetry,
                             int expectedClusterSize, Duration joinTimeout,
-                            Duration revocationRecheck, int maxSessionsPerSecond, boolean holdReadiness) {
+                            Duration revocationRecheck, int maxSessionsPerSecond, boolean holdReadiness,
+                            boolean buildIndexesOnline) {
 
-    /** Used when the configuration is invalid: the node keeps serving, lazily, like stock Keycloak. */
+    /**
+     * Used when the configuration is invalid: the node keeps serving, lazily, like stock Keycloak, and changes no
+     * schema on its own.
+     */
     public static final PreloadConfig DISABLED = new PreloadConfig(false, 1000, 1, Set.of(), 0, 10,
-            Duration.ofSeconds(120), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, false);
+            Duration.ofSeconds(120), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, false, false);
 
     /**
      * @param lookup returns the raw value an operator set for an option key, or null when unset
@@ -50,7 +55,8 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
                 Duration.ofSeconds(options.integer(PreloadOption.JOIN_TIMEOUT_SECONDS, 0, 86_400)),
                 Duration.ofSeconds(options.integer(PreloadOption.REVOCATION_RECHECK_SECONDS, 0, 3600)),
                 options.integer(PreloadOption.MAX_SESSIONS_PER_SECOND, 0, 10_000_000),
-                options.bool(PreloadOption.HOLD_READINESS));
+                options.bool(PreloadOption.HOLD_READINESS),
+                options.bool(PreloadOption.BUILD_INDEXES_ONLINE));
     }
 
     /** Whether the node with this name takes part in preloading. */
@@ -92,6 +98,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
         values.put(PreloadOption.REVOCATION_RECHECK_SECONDS.key(), Long.toString(revocationRecheck.toSeconds()));
         values.put(PreloadOption.MAX_SESSIONS_PER_SECOND.key(), Integer.toString(maxSessionsPerSecond));
         values.put(PreloadOption.HOLD_READINESS.key(), Boolean.toString(holdReadiness));
+        values.put(PreloadOption.BUILD_INDEXES_ONLINE.key(), Boolean.toString(buildIndexesOnline));
         return values;
     }
 }

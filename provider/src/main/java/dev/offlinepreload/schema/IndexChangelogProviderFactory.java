@@ -1,25 +1,31 @@
 package dev.offlinepreload.schema;
 
-import java.util.List;
-
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 
+import dev.offlinepreload.PreloadingUserSessionProviderFactory;
+import dev.offlinepreload.config.PreloadConfig;
+import dev.offlinepreload.config.PreloadOption;
 import org.jboss.logging.Logger;
 import org.keycloak.Config;
+import org.keycloak.connections.infinispan.InfinispanConnectionProvider;
 import org.keycloak.connections.jpa.JpaConnectionProvider;
 import org.keycloak.connections.jpa.JpaConnectionProviderFactory;
 import org.keycloak.connections.jpa.entityprovider.JpaEntityProvider;
 import org.keycloak.connections.jpa.entityprovider.JpaEntityProviderFactory;
 import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.KeycloakSessionFactory;
+import org.keycloak.models.UserSessionProvider;
 import org.keycloak.models.utils.PostMigrationEvent;
 
 /**
  * Ships this project's Liquibase changelog (folder liquibase-changelogs/) through Keycloak's own migration run:
  * it executes after Keycloak's changelog, under Keycloak's database lock, at every start.
  *
- * <p>After the migration it warns about indexes left out because the table was too large to index at startup.
+ * <p>After the migration it takes care of the indexes the changelog left out because the table was too large to
+ * index at startup: it starts their online build ({@link OnlineIndexBuild}), or, where it does not build them, logs
+ * the SQL for a DBA ({@link MissingIndexCheck}).
  *
  * <p>Keycloak names the changelog table after the first 10 letters of this id, so the id starts with a word no
  * other provider is likely to share: the table is {@code DATABASECHANGELOG_OFFPRELOAD}.
@@ -63,19 +69,52 @@ public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, 
     public void postInit(KeycloakSessionFactory factory) {
         factory.register(event -> {
             if (event instanceof PostMigrationEvent) {
-                checkIndexes(factory);
+                afterMigration(factory);
             }
         });
     }
 
-    private static void checkIndexes(KeycloakSessionFactory factory) {
+    private static void afterMigration(KeycloakSessionFactory factory) {
         if (!(factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa)) {
             return;
         }
-        try (Connection connection = jpa.getConnection()) {
-            MissingIndexCheck.warnAboutMissing(connection, jpa.getSchema());
+        try {
+            try (Connection connection = jpa.getConnection()) {
+                IndexDialect dialect = IndexDialect.of(connection.getMetaData().getDatabaseProductName());
+                String whyNot = whyNotBuiltOnline(factory, dialect);
+                if (whyNot == null) {
+                    new OnlineIndexBuild(jpa, dialect, nodeName(factory), new ChangesetRecorder(factory, jpa)).start();
+                } else {
+                    MissingIndexCheck.warnAboutMissing(IndexState.read(connection, jpa.getSchema(), dialect), dialect, whyNot);
+                }
+            }
         } catch (SQLException | RuntimeException e) {
             log.debugf(e, "Could not check the offline-session indexes");
+        }
+    }
+
+    /** Null when this node builds missing indexes itself; otherwise why not, for the log line with the SQL. */
+    private static String whyNotBuiltOnline(KeycloakSessionFactory factory, IndexDialect dialect) {
+        if (!dialect.buildsOnline()) {
+            return "this provider builds indexes online only on PostgreSQL, MySQL and MariaDB";
+        }
+        // The option is one of the user-sessions provider's: read and validated there, once.
+        if (!(factory.getProviderFactory(UserSessionProvider.class, PreloadingUserSessionProviderFactory.PROVIDER_ID)
+                instanceof PreloadingUserSessionProviderFactory preloader)) {
+            return "the user-sessions provider '" + PreloadingUserSessionProviderFactory.PROVIDER_ID + "' is disabled";
+        }
+        if (preloader.config() == PreloadConfig.DISABLED) {
+            return "an option of this provider is invalid (see the ERROR at startup)";
+        }
+        if (!preloader.config().buildIndexesOnline()) {
+            return PreloadOption.BUILD_INDEXES_ONLINE.confName() + "=false";
+        }
+        return null;
+    }
+
+    private static String nodeName(KeycloakSessionFactory factory) {
+        try (KeycloakSession session = factory.create()) {
+            return session.getProvider(InfinispanConnectionProvider.class).getNodeInfo().nodeName();
         }
     }
 

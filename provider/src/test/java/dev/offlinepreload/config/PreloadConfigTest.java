@@ -55,6 +55,16 @@ class PreloadConfigTest {
         assertThat(config.joinTimeout()).hasSeconds(300);
         assertThat(config.revocationRecheck()).hasSeconds(30);
         assertThat(config.holdReadiness()).isFalse();
+        assertThat(config.buildIndexesOnline()).isTrue();
+    }
+
+    @Test
+    void theOnlineIndexBuildCanBeSwitchedOffButNotByATypo() {
+        assertThat(parse(Map.of("build-indexes-online", "false")).buildIndexesOnline()).isFalse();
+        assertThatThrownBy(() -> parse(Map.of("build-indexes-online", "no")))
+                .hasMessageContaining("spi-user-sessions--offline-preload--build-indexes-online")
+                .hasMessageContaining("'no'");
+        assertThat(PreloadConfig.DISABLED.buildIndexesOnline()).as("an invalid configuration changes no schema").isFalse();
     }
 
     @Test

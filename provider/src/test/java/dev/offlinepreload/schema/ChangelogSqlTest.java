@@ -63,13 +63,11 @@ class ChangelogSqlTest {
         assertThat(updateSql(database)).doesNotContain("CONCURRENTLY");
     }
 
-    @org.junit.jupiter.api.Test
-    void postgresqlDropsInvalidLeftoversBeforeCreating() throws Exception {
-        String sql = updateSql("postgresql");
-        assertThat(sql).contains("CREATE INDEX OFFPRELOAD_USS_EXPIRY_REFRESH ON OFFLINE_USER_SESSION(REALM_ID, OFFLINE_FLAG, LAST_SESSION_REFRESH)")
-                .contains("CREATE INDEX OFFPRELOAD_USS_EXPIRY_CREATED ON OFFLINE_USER_SESSION(REALM_ID, OFFLINE_FLAG, CREATED_ON)");
-        assertThat(sql.indexOf("DROP INDEX IF EXISTS offpreload_uss_expiry_refresh"))
-                .isNotNegative().isLessThan(sql.indexOf("CREATE INDEX OFFPRELOAD_USS_EXPIRY_REFRESH"));
-        assertThat(updateSql("oracle")).doesNotContain("pg_index");
+    @ParameterizedTest
+    @ValueSource(strings = {"postgresql", "mysql"})
+    void dropsNothing(String database) throws Exception {
+        // An INVALID leftover is the online build's to drop (DROP INDEX CONCURRENTLY): a plain DROP INDEX in here
+        // would wait for a build running on another node and queue every write to the table behind it.
+        assertThat(updateSql(database)).doesNotContainIgnoringCase("DROP INDEX");
     }
 }

@@ -16,17 +16,24 @@ import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
 import dev.offlinepreload.testsuite.keycloak.TestRealm;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.testcontainers.lifecycle.Startables;
 
 /**
  * The provider on MariaDB: installed on an existing cluster, three nodes starting at the same moment run its changelog
- * once; the indexes; a restart that changes nothing; preloading. (On an empty database Keycloak's own first schema
- * creation is not safe for simultaneous starts, so the cluster is created once before.)
+ * once; the indexes; a restart that changes nothing; preloading; and on a table above the startup threshold, the
+ * online build by one node after startup. (On an empty database Keycloak's own first schema creation is not safe for
+ * simultaneous starts, so the cluster is created once before.)
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class MariaDbIT {
 
     private static final int SESSIONS = 30;
+    /** Above the changelog's startup limit of 300,000 rows. */
+    private static final int BULK_SESSIONS = 400_000;
     private static KeycloakCluster cluster;
     private static final List<TokenResponse> tokens = new ArrayList<>();
     private static List<String> changesetsBefore;
@@ -64,17 +71,22 @@ class MariaDbIT {
         return Sql.rows(cluster, "SELECT ID, EXECTYPE, DATEEXECUTED, ORDEREXECUTED FROM DATABASECHANGELOG_OFFPRELOAD ORDER BY ORDEREXECUTED");
     }
 
+    private static List<String> indexes() {
+        return Sql.column(cluster, "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS"
+                + " WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME LIKE 'OFFPRELOAD%' ORDER BY 1");
+    }
+
     @Test
+    @Order(1)
     void theIndexesExistAndTheirChangesetsRanOnce() {
-        assertThat(Sql.column(cluster, "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS"
-                + " WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME LIKE 'OFFPRELOAD%' ORDER BY 1"))
-                .containsExactly("OFFPRELOAD_USS_EXPIRY_CREATED", "OFFPRELOAD_USS_EXPIRY_REFRESH");
+        assertThat(indexes()).containsExactly("OFFPRELOAD_USS_EXPIRY_CREATED", "OFFPRELOAD_USS_EXPIRY_REFRESH");
         assertThat(changesetsBefore).extracting(row -> row.split("\\|")[0] + "|" + row.split("\\|")[1])
                 .containsExactly("offpreload-1-uss-expiry-refresh|EXECUTED", "offpreload-2-uss-expiry-created|EXECUTED");
         assertThat(changesets()).as("after all nodes restarted at once").isEqualTo(changesetsBefore);
     }
 
     @Test
+    @Order(1)
     void offlineSessionsArePreloadedAfterTheRestart() {
         await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
                 .until(() -> cluster.nodes().stream().allMatch(n -> NodeMetrics.scrape(n).preloadState("done"))
@@ -83,5 +95,47 @@ class MariaDbIT {
             KeycloakNode node = cluster.node(1 + i % 3);
             assertThat(new OidcClient(node).refresh(tokens.get(i).refreshToken()).status()).as(node.name()).isEqualTo(200);
         }
+    }
+
+    private static long nodesLogging(String text) {
+        return cluster.nodes().stream().filter(n -> n.log().linesSinceStart().stream().anyMatch(l -> l.contains(text))).count();
+    }
+
+    @Test
+    @Order(2)
+    void onALargeTableOneNodeBuildsTheIndexesOnlineAfterStartup() {
+        cluster.nodes().forEach(KeycloakNode::stop);
+        // Copies of a real offline session, with fresh ids: too many rows to index at startup.
+        Sql.execute(cluster, "INSERT INTO OFFLINE_USER_SESSION (USER_SESSION_ID, USER_ID, REALM_ID, CREATED_ON, OFFLINE_FLAG,"
+                + " DATA, LAST_SESSION_REFRESH, BROKER_SESSION_ID, VERSION, REMEMBER_ME)"
+                + " SELECT CONCAT('bulk-', s.seq), t.USER_ID, t.REALM_ID, t.CREATED_ON, '1', t.DATA, t.LAST_SESSION_REFRESH,"
+                + " t.BROKER_SESSION_ID, t.VERSION, t.REMEMBER_ME FROM OFFLINE_USER_SESSION t JOIN seq_1_to_" + BULK_SESSIONS
+                + " s WHERE t.USER_SESSION_ID = '" + tokens.get(0).sessionId() + "' AND t.OFFLINE_FLAG = '1'");
+        Sql.execute(cluster, "DROP INDEX OFFPRELOAD_USS_EXPIRY_REFRESH ON OFFLINE_USER_SESSION");
+        Sql.execute(cluster, "DROP INDEX OFFPRELOAD_USS_EXPIRY_CREATED ON OFFLINE_USER_SESSION");
+        Sql.execute(cluster, "DELETE FROM DATABASECHANGELOG_OFFPRELOAD");
+        cluster.nodes().forEach(n -> n.setEnv("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING", "false"));
+
+        Startables.deepStart(cluster.nodes()).join(); // all at once: all try to build
+        cluster.awaitView(3);
+        await("both changesets recorded").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(1))
+                .until(() -> changesets().size() == 2);
+
+        assertThat(indexes()).containsExactly("OFFPRELOAD_USS_EXPIRY_CREATED", "OFFPRELOAD_USS_EXPIRY_REFRESH");
+        assertThat(changesets()).extracting(row -> row.split("\\|")[0] + "|" + row.split("\\|")[1])
+                .containsExactly("offpreload-1-uss-expiry-refresh|MARK_RAN", "offpreload-2-uss-expiry-created|MARK_RAN");
+        for (String index : List.of("OFFPRELOAD_USS_EXPIRY_REFRESH", "OFFPRELOAD_USS_EXPIRY_CREATED")) {
+            String building = "Offline-session index " + index + ": building on node";
+            assertThat(nodesLogging(building)).as("nodes that built %s", index).isEqualTo(1);
+            String line = cluster.nodes().stream().flatMap(n -> n.log().linesSinceStart().stream())
+                    .filter(l -> l.contains(building)).findFirst().orElseThrow();
+            assertThat(line).as("in the background, online").contains("(offpreload-index-build)")
+                    .contains("ALGORITHM=INPLACE LOCK=NONE");
+        }
+
+        cluster.node(2).restart();
+        cluster.node(2).awaitLogLine("Offline-session indexes: all built and recorded", Duration.ofMinutes(1));
+        assertThat(cluster.node(2).log().linesSinceStart()).as("a later start finds nothing to do")
+                .noneMatch(l -> l.contains("building on node") || l.contains("is missing"));
     }
 }
