@@ -126,21 +126,14 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
 
     /**
      * Without the margin of the candidates: the count says what the realms' idle timeouts keep valid now. Two
-     * aggregates per realm, served by OFFPRELOAD_USS_EXPIRY_REFRESH where it exists (a table scan otherwise) and the
-     * client sessions' primary key; nothing is read into memory.
+     * aggregates for all realms together (one per realm cost a join of both tables each: 3.2 s of PostgreSQL time per
+     * pass at 1M sessions in 4 realms); nothing is read into memory.
      */
     @Override
     public SessionCount countSessions() {
         Map<String, Integer> oldestByRealm = oldestRefreshByRealm(0);
-        return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
-            long sessions = 0;
-            long clientSessions = 0;
-            for (Map.Entry<String, Integer> realm : oldestByRealm.entrySet()) {
-                sessions += queries.countSessions(em(session), realm.getKey(), realm.getValue());
-                clientSessions += queries.countClientSessions(em(session), realm.getKey(), realm.getValue());
-            }
-            return new SessionCount(sessions, clientSessions);
-        });
+        return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> new SessionCount(
+                queries.countSessions(em(session), oldestByRealm), queries.countClientSessions(em(session), oldestByRealm)));
     }
 
     /** Per realm id, the oldest last refresh of an offline session that has not expired by its idle timeout, less a margin. */

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -66,11 +67,10 @@ final class SessionQueries {
         clientSessionKeys = "SELECT USER_SESSION_ID, CLIENT_ID, CLIENT_STORAGE_PROVIDER, EXTERNAL_CLIENT_ID FROM " + clientTable
                 + " WHERE OFFLINE_FLAG = ? AND USER_SESSION_ID";
         localUserIds = "SELECT ID FROM " + prefix + "USER_ENTITY WHERE ID IN " + IDS;
-        sessionCount = "SELECT COUNT(USER_SESSION_ID) FROM " + userTable
-                + " WHERE REALM_ID = ? AND OFFLINE_FLAG = ? AND LAST_SESSION_REFRESH >= ?";
+        sessionCount = "SELECT COUNT(USER_SESSION_ID) FROM " + userTable + " WHERE OFFLINE_FLAG = ? AND LAST_SESSION_REFRESH >= ";
         clientSessionCount = "SELECT COUNT(c.USER_SESSION_ID) FROM " + clientTable + " c JOIN " + userTable + " s"
                 + " ON c.USER_SESSION_ID = s.USER_SESSION_ID AND c.OFFLINE_FLAG = s.OFFLINE_FLAG"
-                + " WHERE s.REALM_ID = ? AND s.OFFLINE_FLAG = ? AND s.LAST_SESSION_REFRESH >= ?";
+                + " WHERE s.OFFLINE_FLAG = ? AND s.LAST_SESSION_REFRESH >= ";
     }
 
     /** A row's columns, read in the order of the SELECT. */
@@ -122,14 +122,33 @@ final class SessionQueries {
         return existing;
     }
 
-    /** Offline sessions of the realm refreshed since {@code oldest}. */
-    long countSessions(EntityManager em, String realmId, int oldest) {
-        return list(em, sessionCount, List.of(realmId, OFFLINE, oldest), rs -> rs.getLong(1)).get(0);
+    /**
+     * Offline sessions that have not expired, each realm with its own oldest allowed last refresh: one scan of the
+     * table for all realms, with the cut-off picked per row ({@code CASE REALM_ID WHEN ... END}; other realms never).
+     */
+    long countSessions(EntityManager em, Map<String, Integer> oldestByRealm) {
+        return count(em, sessionCount + cutOff("REALM_ID", oldestByRealm), oldestByRealm);
     }
 
-    /** Offline client sessions of the realm's offline sessions refreshed since {@code oldest}. */
-    long countClientSessions(EntityManager em, String realmId, int oldest) {
-        return list(em, clientSessionCount, List.of(realmId, OFFLINE, oldest), rs -> rs.getLong(1)).get(0);
+    /** The client sessions of {@link #countSessions}'s sessions: one join of both tables for all realms. */
+    long countClientSessions(EntityManager em, Map<String, Integer> oldestByRealm) {
+        return count(em, clientSessionCount + cutOff("s.REALM_ID", oldestByRealm), oldestByRealm);
+    }
+
+    private static String cutOff(String realmColumn, Map<String, Integer> oldestByRealm) {
+        StringBuilder sql = new StringBuilder("CASE ").append(realmColumn);
+        oldestByRealm.forEach((realm, oldest) -> sql.append(" WHEN ? THEN ?"));
+        return sql.append(" ELSE ").append(Integer.MAX_VALUE).append(" END").toString();
+    }
+
+    private static long count(EntityManager em, String sql, Map<String, Integer> oldestByRealm) {
+        List<Object> params = new ArrayList<>(1 + 2 * oldestByRealm.size());
+        params.add(OFFLINE);
+        oldestByRealm.forEach((realm, oldest) -> {
+            params.add(realm);
+            params.add(oldest);
+        });
+        return list(em, sql, params, rs -> rs.getLong(1)).get(0);
     }
 
     static String clientSessionKey(String userSessionId, String clientId) {
