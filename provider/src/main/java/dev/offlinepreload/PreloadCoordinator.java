@@ -144,7 +144,7 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
         Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topology().id() != topology.id());
-        CapacityAdvice capacity = capacity(topology, retry);
+        CapacityAdvice capacity = capacity(topology);
         LoadPlan plan;
         try {
             // With several client sessions per session the client-session cache may hold fewer sessions than the
@@ -211,13 +211,13 @@ public final class PreloadCoordinator implements AutoCloseable {
      * gauges. After the pass, the same advice goes to the WARN (once per topology) if they do not fit.
      *
      * @return null if the database did not answer: the pass plans with the sessions cache's limit alone and the
-     *         gauges stay as they were
+     *         gauges stay as they were. Tried once: planning, right after, owns the pass's database retry budget.
      */
-    private CapacityAdvice capacity(TopologySnapshot topology, Retry retry) throws InterruptedException {
+    private CapacityAdvice capacity(TopologySnapshot topology) {
         SessionCount database;
         try {
-            database = retry.call("counting the sessions in the database", store::countSessions);
-        } catch (Retry.GaveUp e) {
+            database = store.countSessions();
+        } catch (RuntimeException e) {
             log.warnf("Offline session preload on %s: could not count the sessions in the database for the capacity "
                     + "check (%s)", store.nodeName(), e.getMessage());
             return null;

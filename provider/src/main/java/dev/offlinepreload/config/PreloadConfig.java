@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -13,7 +14,7 @@ import java.util.function.Function;
  * @param batchSize            sessions per batch (one read + one import + one check per batch)
  * @param workers              loader threads on this node
  * @param participatingNodes   node names allowed to preload; empty = all
- * @param maxSessionsPerNode   upper bound of sessions loaded on this node; 0 = the cache's max-count
+ * @param maxSessionsPerNode   upper bound of sessions loaded on this node; 0 = the cache's max-count less the headroom
  * @param headroomPercent      share of each cache's max-count left free
  * @param databaseRetry        how long a failing batch is retried
  * @param expectedClusterSize  members the first pass waits for
@@ -79,6 +80,11 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
      * apply here: this is the limit of the client-session cache.
      */
     public long cacheLimit(long maxCount) {
+        return cacheLimit(maxCount, headroomPercent);
+    }
+
+    /** {@link #cacheLimit(long)} for a given headroom: what the loader may put into a cache of {@code maxCount}. */
+    public static long cacheLimit(long maxCount, int headroomPercent) {
         return maxCount < 0 ? Long.MAX_VALUE : maxCount - (maxCount * headroomPercent / 100);
     }
 
@@ -89,7 +95,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
         values.put(PreloadOption.BATCH_SIZE.key(), Integer.toString(batchSize));
         values.put(PreloadOption.WORKERS_PER_NODE.key(), Integer.toString(workers));
         values.put(PreloadOption.PARTICIPATING_NODES.key(),
-                participatingNodes.isEmpty() ? "*" : String.join(",", new java.util.TreeSet<>(participatingNodes)));
+                participatingNodes.isEmpty() ? "*" : String.join(",", new TreeSet<>(participatingNodes)));
         values.put(PreloadOption.MAX_SESSIONS_PER_NODE.key(), Integer.toString(maxSessionsPerNode));
         values.put(PreloadOption.CAPACITY_HEADROOM_PERCENT.key(), Integer.toString(headroomPercent));
         values.put(PreloadOption.DATABASE_RETRY_SECONDS.key(), Long.toString(databaseRetry.toSeconds()));

@@ -19,7 +19,7 @@ public enum PreloadOption {
             "Comma-separated node names that preload (spi-cache-embedded--default--node-name), or * for all. "
                     + "A node left out serves its share lazily."),
     MAX_SESSIONS_PER_NODE("max-sessions-per-node", "int", "0",
-            "Upper bound of offline sessions one node loads; 0 = the offlineSessions cache's max-count."),
+            "Upper bound of offline sessions one node loads; 0 = the offlineSessions cache's max-count less the headroom."),
     CAPACITY_HEADROOM_PERCENT("capacity-headroom-percent", "int", "10",
             "Share of each offline cache's max-count, 0 to 90, left free for sessions created while and after loading."),
     DATABASE_RETRY_SECONDS("database-retry-seconds", "int", "120",

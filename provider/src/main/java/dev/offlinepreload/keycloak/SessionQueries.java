@@ -142,6 +142,9 @@ final class SessionQueries {
     }
 
     private static long count(EntityManager em, String sql, Map<String, Integer> oldestByRealm) {
+        if (oldestByRealm.isEmpty()) {
+            return 0; // no realm, no session (and CASE needs a WHEN)
+        }
         List<Object> params = new ArrayList<>(1 + 2 * oldestByRealm.size());
         params.add(OFFLINE);
         oldestByRealm.forEach((realm, oldest) -> {

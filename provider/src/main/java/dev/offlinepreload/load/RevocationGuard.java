@@ -15,7 +15,7 @@ import org.jboss.logging.Logger;
 
 /**
  * The delayed revocation check, with its queue, its thread and its shutdown eviction in one place. Each batch checks
- * itself right after importing (removals seen by the caches, then which rows still exist); a delete whose transaction
+ * itself right after importing (removals seen by the caches); a delete whose transaction
  * had not committed by then is caught here, {@code delay} later (Keycloak retries session writes for up to 10 s), by
  * one more existence check of the batch's key range. Whatever cannot be checked (database down, node shutting down)
  * is evicted instead: an evicted session is only loaded again lazily, and lazily loading reads the database.

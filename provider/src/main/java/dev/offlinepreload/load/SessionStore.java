@@ -45,18 +45,18 @@ public interface SessionStore {
 
     /**
      * Counts the offline sessions that have not expired by their realm's idle timeout, with their client sessions:
-     * one count per realm and table, run once per pass for the capacity advice.
+     * two counts (sessions, client sessions) over all realms, run once per pass before planning, for the capacity advice.
      */
     SessionCount countSessions();
 
     /**
      * Reads the batch's sessions with their client sessions, imports into this node's caches what they do not hold
-     * yet (never overwriting an entry), and takes out again whatever was revoked or deleted while the batch ran.
+     * yet (never overwriting an entry), and takes out again whatever was removed from the caches while the batch ran.
      */
     BatchResult importBatch(Batch batch);
 
     /**
-     * Checks a batch's imported sessions against the database once more and removes from the caches those deleted
+     * Checks a batch's imported sessions against the database and removes from the caches those deleted
      * since.
      *
      * @return how many user or client sessions were removed

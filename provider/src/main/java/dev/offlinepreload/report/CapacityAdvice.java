@@ -67,17 +67,13 @@ public record CapacityAdvice(SessionCount database, int members, long nodeCapaci
     /** The smallest max-count that, less the headroom as {@link PreloadConfig#cacheLimit} takes it, holds {@code entries}. */
     static long maxCountHolding(long entries, int headroomPercent) {
         long maxCount = (long) Math.ceil(entries * 100.0 / (100 - headroomPercent));
-        while (maxCount > 0 && limit(maxCount - 1, headroomPercent) >= entries) {
+        while (maxCount > 0 && PreloadConfig.cacheLimit(maxCount - 1, headroomPercent) >= entries) {
             maxCount--;
         }
-        while (limit(maxCount, headroomPercent) < entries) {
+        while (PreloadConfig.cacheLimit(maxCount, headroomPercent) < entries) {
             maxCount++;
         }
         return maxCount;
-    }
-
-    private static long limit(long maxCount, int headroomPercent) {
-        return maxCount - maxCount * headroomPercent / 100;
     }
 
     /** Sessions the whole cluster takes with the current settings, if every node has them. */

@@ -62,7 +62,7 @@ public final class PreloadMetrics {
                 .description("Offline sessions in the database that have not expired, counted after this node's last "
                         + "pass").register(registry);
         Gauge.builder("keycloak.offline.preload.capacity.sessions", capacity, PreloadMetrics::known)
-                .description("Offline sessions this node's caches take: max-count less the headroom (+Inf: unbounded)")
+                .description("Offline sessions this node's caches take: max-count less the headroom, at most max-sessions-per-node, and no more than the client-session cache holds at the database's average client sessions per session (+Inf: unbounded)")
                 .register(registry);
     }
 

@@ -1,5 +1,6 @@
 package dev.offlinepreload.report;
 
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.offlinepreload.load.BatchResult.SkippedRow;
@@ -56,7 +57,7 @@ public final class ProgressLog implements LoadRun.SkipLog {
      */
     public void finished(LoadStats stats, String outcome, long missing) {
         double seconds = (System.nanoTime() - startNanos) / 1e9;
-        String line = String.format(java.util.Locale.ROOT, "Offline session preload on %s %s in %.1f s: %d loaded (%d client "
+        String line = String.format(Locale.ROOT, "Offline session preload on %s %s in %.1f s: %d loaded (%d client "
                         + "sessions, %.0f sessions/s), %d already cached (%d of them completed), %d expired, %d gone, "
                         + "%d skipped, %d failed, %d removed again as revoked%s",
                 node, outcome, seconds, stats.loaded(), stats.clientSessions(), seconds > 0 ? stats.loaded() / seconds : 0,

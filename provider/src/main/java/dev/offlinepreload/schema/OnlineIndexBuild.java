@@ -118,7 +118,7 @@ final class OnlineIndexBuild implements Runnable {
             if (item.build()) {
                 log.infof("Offline-session index %s: building on node %s in the background, writes go on: %s",
                         name, node, dialect.create(item.index()));
-                try (ProgressLog progress = new ProgressLog(name, connection, started)) {
+                try (BuildProgress progress = new BuildProgress(name, connection, started)) {
                     execute(connection, dialect.create(item.index()));
                 }
                 log.infof("Offline-session index %s: built on node %s in %s", name, node, elapsed(started));
@@ -147,7 +147,7 @@ final class OnlineIndexBuild implements Runnable {
     }
 
     /** Logs every 10 s that the build goes on, with PostgreSQL's own progress report of the building connection. */
-    private final class ProgressLog implements AutoCloseable {
+    private final class BuildProgress implements AutoCloseable {
 
         private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, THREAD_NAME + "-progress");
@@ -155,7 +155,7 @@ final class OnlineIndexBuild implements Runnable {
             return thread;
         });
 
-        ProgressLog(String name, Connection building, long started) throws SQLException {
+        BuildProgress(String name, Connection building, long started) throws SQLException {
             Integer backend = null;
             if (dialect.progressQuery() != null) {
                 try (Statement s = building.createStatement(); ResultSet rs = s.executeQuery(dialect.connectionIdQuery())) {

@@ -3,6 +3,8 @@ package dev.offlinepreload.schema;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -28,8 +30,8 @@ class ChangelogSqlTest {
     static String updateSql(String database) throws Exception {
         ClassLoaderResourceAccessor resources = new ClassLoaderResourceAccessor();
         // Offline mode keeps its own change history in a CSV file: a fresh one per run, so no earlier run counts.
-        java.nio.file.Path history = java.nio.file.Files.createTempFile("offline-changelog-" + database, ".csv");
-        java.nio.file.Files.delete(history);
+        Path history = Files.createTempFile("offline-changelog-" + database, ".csv");
+        Files.delete(history);
         OfflineConnection connection = new OfflineConnection("offline:" + database + "?outputLiquibaseSql=none&changeLogFile="
                 + history.toAbsolutePath(), resources);
         Database db = DatabaseFactory.getInstance().findCorrectDatabaseImplementation(connection);
