@@ -62,7 +62,7 @@ class ConfigurationIT {
         KeycloakNode node2 = cluster.node(2);
         assertThat(node2.log().lines()).anyMatch(l -> l.contains("ERROR")
                 && l.contains("Invalid value 'soon' for option spi-user-sessions--offline-preload--revocation-recheck-seconds")
-                && l.contains("preloading is disabled on this node"));
+                && l.contains("Offline session preloading and the online index build are off on this node"));
         assertThat(operationalInfo(node2)).containsEntry("preloading", "false");
 
         TokenResponse login = new OidcClient(node2).offlineLogin(TestRealm.username(1), "password");
