@@ -1,11 +1,20 @@
 package dev.offlinepreload.load;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Counters of one load pass; a pass's counters also add up into the node's lifetime counters (the metrics). */
+/**
+ * Counters of one load pass; a pass's counters also add up into the node's lifetime counters (the metrics). A pass
+ * also keeps every n-th session it put, for the check after the pass of what the caches still hold.
+ */
 public final class LoadStats {
 
     private final LoadStats total;
+    private final long sampleEvery;
+    private final AtomicLong imported = new AtomicLong();
+    private final List<String> importedSample = new ArrayList<>();
     final LongAdder loaded = new LongAdder();
     final LongAdder clientSessions = new LongAdder();
     final LongAdder alreadyCached = new LongAdder();
@@ -18,10 +27,28 @@ public final class LoadStats {
 
     /** @param total the lifetime counters this pass adds into, or null for the lifetime counters themselves */
     public LoadStats(LoadStats total) {
+        this(total, 0);
+    }
+
+    /**
+     * @param total       the lifetime counters this pass adds into
+     * @param sampleEvery keep the id of every n-th session put ({@link #importedSample}); 0 keeps none
+     */
+    public LoadStats(LoadStats total, long sampleEvery) {
         this.total = total;
+        this.sampleEvery = sampleEvery;
     }
 
     void add(BatchResult result) {
+        if (sampleEvery > 0) {
+            for (ImportedSession session : result.imported()) {
+                if (imported.getAndIncrement() % sampleEvery == 0) {
+                    synchronized (importedSample) {
+                        importedSample.add(session.id());
+                    }
+                }
+            }
+        }
         loaded.add(result.loaded());
         clientSessions.add(result.clientSessions());
         alreadyCached.add(result.alreadyCached());
@@ -83,6 +110,18 @@ public final class LoadStats {
 
     public long revokedRemoved() {
         return revokedRemoved.sum();
+    }
+
+    /** Sessions this pass put into the caches, or completed there. */
+    public long imported() {
+        return imported.get();
+    }
+
+    /** Every n-th of {@link #imported}'s sessions, in no particular order. */
+    public List<String> importedSample() {
+        synchronized (importedSample) {
+            return List.copyOf(importedSample);
+        }
     }
 
     /** Sessions of the plan that have been dealt with, whatever the outcome. */

@@ -62,7 +62,9 @@ public final class ProgressLog implements LoadRun.SkipLog {
                         + "%d skipped, %d failed, %d removed again as revoked%s",
                 node, outcome, seconds, stats.loaded(), stats.clientSessions(), seconds > 0 ? stats.loaded() / seconds : 0,
                 stats.alreadyCached(), stats.repaired(), stats.expired(), stats.gone(), stats.skipped(), stats.failed(),
-                stats.revokedRemoved(), missing < 0 ? "" : "; " + missing + " missing from the caches afterwards");
+                stats.revokedRemoved(), missing < 0 ? "" : "; " + missing + " missing from the caches afterwards"
+                        + (stats.importedSample().size() < stats.imported()
+                        ? " (estimated from " + stats.importedSample().size() + " of " + stats.imported() + " checked)" : ""));
         if (missing > 0) {
             log.warn(line + " (dropped by the cache after they were put: the next topology change loads them again)");
         } else {

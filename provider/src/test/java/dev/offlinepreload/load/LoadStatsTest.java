@@ -1,0 +1,40 @@
+package dev.offlinepreload.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+
+import org.junit.jupiter.api.Test;
+
+class LoadStatsTest {
+
+    @Test
+    void keepsEveryNthImportedSessionAndAddsUpIntoTheLifetimeCounters() {
+        LoadStats lifetime = new LoadStats(null);
+        LoadStats pass = new LoadStats(lifetime, 10);
+        for (int batch = 0; batch < 5; batch++) {
+            int first = batch * 50;
+            pass.add(new BatchResult(IntStream.range(first, first + 50).mapToObj(i -> new ImportedSession("s" + i, List.of("app")))
+                    .toList(), 50, 0, 0, 0, 0, List.of()));
+        }
+        assertThat(pass.imported()).isEqualTo(250);
+        assertThat(pass.loaded()).isEqualTo(250);
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 250; i += 10) {
+            expected.add("s" + i);
+        }
+        assertThat(pass.importedSample()).containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(lifetime.loaded()).isEqualTo(250);
+        assertThat(lifetime.importedSample()).as("the lifetime counters keep no sample").isEmpty();
+    }
+
+    @Test
+    void everySessionIsKeptWhenSampleEveryIsOne() {
+        LoadStats pass = new LoadStats(null, 1);
+        pass.add(new BatchResult(List.of(new ImportedSession("a", List.of()), new ImportedSession("b", List.of())), 0, 0, 0, 0,
+                0, List.of()));
+        assertThat(pass.importedSample()).containsExactlyInAnyOrder("a", "b");
+    }
+}
