@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 
@@ -49,7 +50,7 @@ final class Database {
                 "SELECT total_exec_time / 1000, calls, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 160)"
                         + " FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT " + count)) {
             while (rs.next()) {
-                lines.add(String.format(java.util.Locale.ROOT, "%6.2f s %7d calls %9d rows  %s", rs.getDouble(1), rs.getLong(2),
+                lines.add(String.format(Locale.ROOT, "%6.2f s %7d calls %9d rows  %s", rs.getDouble(1), rs.getLong(2),
                         rs.getLong(3), rs.getString(4)));
             }
         } catch (SQLException e) {

@@ -1,6 +1,7 @@
 package dev.offlinepreload.benchmark;
 
 import java.util.List;
+import java.util.Locale;
 
 /** Percentiles of request latencies (nearest-rank), in milliseconds. */
 final class Latencies {
@@ -37,7 +38,7 @@ final class Latencies {
 
     @Override
     public String toString() {
-        return String.format(java.util.Locale.ROOT, "%d requests, p50 %.1f ms, p99 %.1f ms, %.0f/s, %d failed",
+        return String.format(Locale.ROOT, "%d requests, p50 %.1f ms, p99 %.1f ms, %.0f/s, %d failed",
                 count(), percentile(50), percentile(99), perSecond(), failures);
     }
 }

@@ -1,5 +1,10 @@
 package dev.offlinepreload.benchmark;
 
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
 /**
  * One measured load of {@code sessions} offline sessions into an empty cache.
  *
@@ -21,9 +26,9 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
     static final String RAW = "raw JDBC read";
 
     /** The fastest completed load of {@code sessions} by {@code loader}. */
-    static java.util.Optional<LoadResult> fastest(java.util.List<LoadResult> results, String loader, int sessions) {
+    static Optional<LoadResult> fastest(List<LoadResult> results, String loader, int sessions) {
         return results.stream().filter(r -> r.loader().equals(loader) && r.sessions() == sessions && r.ok())
-                .min(java.util.Comparator.comparingDouble(LoadResult::seconds));
+                .min(Comparator.comparingDouble(LoadResult::seconds));
     }
 
     LoadResult withLoader(String name) {
@@ -44,10 +49,10 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
 
     String csv() {
         return String.join(",", loader, Integer.toString(sessions), Integer.toString(batch), Integer.toString(workers),
-                String.format(java.util.Locale.ROOT, "%.2f", seconds),
-                String.format(java.util.Locale.ROOT, "%.0f", sessionsPerSecond()),
+                String.format(Locale.ROOT, "%.2f", seconds),
+                String.format(Locale.ROOT, "%.0f", sessionsPerSecond()),
                 Long.toString(peakHeapMiB), Long.toString(liveHeapMiB),
-                String.format(java.util.Locale.ROOT, "%.2f", dbSeconds),
-                String.format(java.util.Locale.ROOT, "%.2f", gcPauseSeconds), note);
+                String.format(Locale.ROOT, "%.2f", dbSeconds),
+                String.format(Locale.ROOT, "%.2f", gcPauseSeconds), note);
     }
 }

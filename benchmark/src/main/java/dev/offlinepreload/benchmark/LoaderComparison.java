@@ -9,7 +9,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
@@ -21,6 +23,7 @@ import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
 import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Realm;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Phases a-c: one node, an empty cache, the same seeded sessions; this provider across batch sizes and workers,
@@ -65,6 +68,7 @@ final class LoaderComparison {
     void runOurs() {
         int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
         try (KeycloakCluster cluster = KeycloakCluster.builder("benchmark-ours").nodes(1).pgStatStatements()
+                .sharedBuffers(settings.sharedBuffers())
                 .env("JAVA_OPTS_APPEND", heapFlags(settings.heap()))
                 .env("KC_LOG_LEVEL", "INFO")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
@@ -132,6 +136,7 @@ final class LoaderComparison {
     void runKeycloak24() {
         String image = Images.keycloakWithoutProvider(Images.keycloak(KC24_VERSION), "--features=offline-session-preloading");
         try (KeycloakCluster cluster = KeycloakCluster.builder("benchmark-kc24").nodes(1).pgStatStatements()
+                .sharedBuffers(settings.sharedBuffers())
                 .keycloakImage(image).readinessPort(KeycloakNode.HTTP_PORT)
                 .env("KC_BOOTSTRAP_ADMIN_USERNAME", null).env("KC_BOOTSTRAP_ADMIN_PASSWORD", null)
                 .env("KEYCLOAK_ADMIN", KeycloakCluster.ADMIN_USER).env("KEYCLOAK_ADMIN_PASSWORD", KeycloakCluster.ADMIN_PASSWORD)
@@ -257,14 +262,14 @@ final class LoaderComparison {
         try {
             return await("periodic full GC after loading").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(250))
                     .until(() -> GcLog.window(node.log().linesSinceStart(), start, end), w -> w.liveAfterBytes() != null);
-        } catch (org.awaitility.core.ConditionTimeoutException e) {
+        } catch (ConditionTimeoutException e) {
             return GcLog.window(node.log().linesSinceStart(), start, end);
         }
     }
 
     private static long awaitPeriodicLive(KeycloakNode node) {
         return await("periodic full GC").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250))
-                .until(() -> GcLog.firstPeriodicLive(node.log().linesSinceStart()), java.util.Objects::nonNull);
+                .until(() -> GcLog.firstPeriodicLive(node.log().linesSinceStart()), Objects::nonNull);
     }
 
     private static String lastLine(KeycloakNode node, Predicate<String> match) {
@@ -345,7 +350,7 @@ final class LoaderComparison {
             int missing = size - seeded;
             // One INSERT per realm, all realms at once: PostgreSQL runs each statement on one core.
             List<Thread> inserts = new ArrayList<>();
-            List<RuntimeException> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<RuntimeException> failures = Collections.synchronizedList(new ArrayList<>());
             for (int r = 0; r < REALMS; r++) {
                 int share = missing / REALMS + (r == REALMS - 1 ? missing % REALMS : 0);
                 Realm realm = realms.get(r);

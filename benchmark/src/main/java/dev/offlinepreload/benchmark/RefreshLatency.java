@@ -83,7 +83,7 @@ final class RefreshLatency {
     private void measure(String setup, String image) {
         int maxCount = Math.max(settings.refreshSessions(), settings.clusterSessions()) * 5 / 4;
         KeycloakCluster.Builder builder = KeycloakCluster.builder("benchmark-refresh-" + (image == null ? "ours" : "stock"))
-                .nodes(NODES).pgStatStatements().heap("-Xms2g -Xmx2g")
+                .nodes(NODES).pgStatStatements().sharedBuffers(settings.sharedBuffers()).heap("-Xms2g -Xmx2g")
                 .env("KC_LOG_LEVEL", "INFO")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(maxCount))

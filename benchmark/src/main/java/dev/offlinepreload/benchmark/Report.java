@@ -2,15 +2,19 @@ package dev.offlinepreload.benchmark;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
+import com.sun.management.OperatingSystemMXBean;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
@@ -80,9 +84,9 @@ final class Report {
         md.append("# Benchmark results\n\n")
                 .append("Command: `").append(command).append("`  \n")
                 .append(String.format(Locale.ROOT, "Machine: %d CPUs, %.0f GiB RAM, %s %s; Docker, PostgreSQL and "
-                                + "the Keycloak nodes share it. Finished %s.%n%n",
+                                + "the Keycloak nodes share it; PostgreSQL 15 with shared_buffers=%s. Finished %s.%n%n",
                         rt.availableProcessors(), totalMemoryGiB(), System.getProperty("os.name"),
-                        System.getProperty("os.arch"), java.time.LocalDateTime.now().withNano(0)));
+                        System.getProperty("os.arch"), settings.sharedBuffers(), LocalDateTime.now().withNano(0)));
     }
 
     private void summary() {
@@ -303,7 +307,7 @@ final class Report {
         }
     }
 
-    private void row(String label, java.util.function.IntFunction<LoadResult> pick) {
+    private void row(String label, IntFunction<LoadResult> pick) {
         md.append("| ").append(label).append(" | ");
         LoadResult last = null;
         for (int size : settings.sizes()) {
@@ -315,7 +319,7 @@ final class Report {
         md.append(last == null ? "-" : String.format(Locale.ROOT, "%,.0f", last.sessionsPerSecond())).append(" |\n");
     }
 
-    private void ratio(String label, java.util.function.IntFunction<LoadResult> slow, java.util.function.IntFunction<LoadResult> fast) {
+    private void ratio(String label, IntFunction<LoadResult> slow, IntFunction<LoadResult> fast) {
         md.append("| ").append(label).append(" | ");
         for (int size : settings.sizes()) {
             LoadResult a = slow.apply(size);
@@ -376,7 +380,7 @@ final class Report {
 
     private static double totalMemoryGiB() {
         try {
-            return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+            return ((OperatingSystemMXBean) ManagementFactory
                     .getOperatingSystemMXBean()).getTotalMemorySize() / (double) (1L << 30);
         } catch (RuntimeException | LinkageError e) {
             return Double.NaN;
