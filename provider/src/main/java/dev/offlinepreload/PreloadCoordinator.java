@@ -142,11 +142,11 @@ public final class PreloadCoordinator implements AutoCloseable {
             case FAILED -> PreloadState.FAILED;
             case SHUT_DOWN, TOPOLOGY_MOVED -> PreloadState.IDLE;
         });
-        return topology == null ? store.topology().id() : topology.id();
+        return topology == null ? store.topologyId() : topology.id();
     }
 
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
-        Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topology().id() != topology.id());
+        Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topologyId() != topology.id());
         CapacityAdvice capacity = capacity(topology);
         LoadPlan plan;
         try {
@@ -159,7 +159,7 @@ public final class PreloadCoordinator implements AutoCloseable {
             if (closing) {
                 return PassOutcome.SHUT_DOWN;
             }
-            if (store.topology().id() != topology.id()) {
+            if (store.topologyId() != topology.id()) {
                 return PassOutcome.TOPOLOGY_MOVED;
             }
             log.errorf("Offline session preload on %s failed: the database kept failing for %d s while planning (%s). "
@@ -176,7 +176,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         LoadStats stats = new LoadStats(metrics.lifetime(), sampleEvery);
         long clientLimit = Math.max(0, config.cacheLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
         LoadRun run = new LoadRun(store, config.workers(), retry, new RateLimit(config.maxSessionsPerSecond(), System::nanoTime),
-                guard, progress, () -> closing || store.topology().id() != topology.id());
+                guard, progress, () -> closing || store.topologyId() != topology.id());
 
         var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad()), 1, 1, TimeUnit.SECONDS);
         LoadRun.Outcome outcome;
@@ -192,7 +192,8 @@ public final class PreloadCoordinator implements AutoCloseable {
                 progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "finished" : "stopped at this node's capacity", missing);
                 if (capacity != null) {
                     long notReached = outcome == LoadRun.Outcome.CAPACITY ? plan.toLoad() - stats.processed() : 0;
-                    capacityLog.afterPass(topology.id(), capacity, store.nodeName(), plan.overCapacity() + notReached);
+                    capacityLog.afterPass(topology.id(), capacity, store.nodeName(), plan.overCapacity() + notReached,
+                            topology.members().size() >= config.expectedClusterSize());
                 }
                 return PassOutcome.DONE;
             }

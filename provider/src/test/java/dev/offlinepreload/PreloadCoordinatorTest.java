@@ -65,7 +65,7 @@ class PreloadCoordinatorTest {
     private final List<String> capacityWarnings = new CopyOnWriteArrayList<>();
 
     private CompletableFuture<Void> start(PreloadConfig config) {
-        coordinator = new PreloadCoordinator(config, store, metrics, new CapacityLog(capacityWarnings::add));
+        coordinator = new PreloadCoordinator(config, store, metrics, new CapacityLog(capacityWarnings::add, capacityWarnings::add));
         return coordinator.start();
     }
 

@@ -82,6 +82,11 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     }
 
     @Override
+    public long topologyId() {
+        return caches.topologyId();
+    }
+
+    @Override
     public boolean isCached(String userSessionId) {
         return caches.isCached(userSessionId);
     }

@@ -83,9 +83,20 @@ final class OfflineCaches {
         boolean stable = settled(distribution, topology) && settled(clientDistribution, clientTopology)
                 && Objects.equals(topology.getMembers(), clientTopology.getMembers());
         List<String> members = topology.getMembers().stream().map(String::valueOf).collect(Collectors.toList());
-        long id = ((long) topology.getTopologyId() << 32) | (clientTopology.getTopologyId() & 0xffffffffL);
-        return new TopologySnapshot(id, stable, members, key -> topology.getDistribution(key).isPrimary(),
+        return new TopologySnapshot(id(topology, clientTopology), stable, members, key -> topology.getDistribution(key).isPrimary(),
                 largestShare(topology.getWriteConsistentHash()));
+    }
+
+    /** {@link #topology()}'s id, without the rest: both caches' topology ids (0 for local caches). */
+    long topologyId() {
+        DistributionManager distribution = sessions.getDistributionManager();
+        DistributionManager clientDistribution = clientSessions.getDistributionManager();
+        return distribution == null || clientDistribution == null ? 0
+                : id(distribution.getCacheTopology(), clientDistribution.getCacheTopology());
+    }
+
+    private static long id(LocalizedCacheTopology topology, LocalizedCacheTopology clientTopology) {
+        return ((long) topology.getTopologyId() << 32) | (clientTopology.getTopologyId() & 0xffffffffL);
     }
 
     /** The share of the segments owned by the member that owns the most as primary. */

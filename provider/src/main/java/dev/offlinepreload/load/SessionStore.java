@@ -22,6 +22,11 @@ public interface SessionStore {
     /** Both offline caches' topology as this node sees it now. */
     TopologySnapshot topology();
 
+    /** {@link #topology()}'s id alone: asked before every batch, so it must be cheap. */
+    default long topologyId() {
+        return topology().id();
+    }
+
     /** Whether this node's caches hold the session and every client session its cached entry lists. */
     boolean isCached(String userSessionId);
 

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 class CapacityLogTest {
 
     private final List<String> warnings = new ArrayList<>();
-    private final CapacityLog capacityLog = new CapacityLog(warnings::add);
+    private final List<String> infos = new ArrayList<>();
+    private final CapacityLog capacityLog = new CapacityLog(warnings::add, infos::add);
 
     private static CapacityAdvice advice(long sessions, int members) {
         return CapacityAdvice.of(new SessionCount(sessions, sessions),
@@ -24,25 +25,35 @@ class CapacityLogTest {
 
     @Test
     void warnsOncePerTopologyNotPerPass() {
-        capacityLog.afterPass(7, advice(1_000, 2), "node1", 410);
-        capacityLog.afterPass(7, advice(1_000, 2), "node1", 410);
+        capacityLog.afterPass(7, advice(1_000, 2), "node1", 410, true);
+        capacityLog.afterPass(7, advice(1_000, 2), "node1", 410, true);
         assertThat(warnings).hasSize(1);
 
-        capacityLog.afterPass(8, advice(1_000, 3), "node1", 243);
+        capacityLog.afterPass(8, advice(1_000, 3), "node1", 243, true);
         assertThat(warnings).hasSize(2);
         assertThat(warnings.get(1)).contains("the caches of 3 nodes take 270");
     }
 
     @Test
     void saysNothingWhenEverythingFits() {
-        capacityLog.afterPass(7, advice(150, 2), "node1", 0);
+        capacityLog.afterPass(7, advice(150, 2), "node1", 0, true);
         assertThat(warnings).isEmpty();
     }
 
     @Test
     void warnsWhenThisNodeLeftSessionsOutThoughTheClusterWouldHoldThem() {
         // 170 fit into 2 × 90, but this node owns more than its 90
-        capacityLog.afterPass(7, advice(170, 2), "node1", 4);
+        capacityLog.afterPass(7, advice(170, 2), "node1", 4, true);
         assertThat(warnings).singleElement().asString().contains("(4 of them owned by this node)");
+    }
+
+    @Test
+    void aClusterBelowItsExpectedSizeGetsTheAdviceAtInfo() {
+        capacityLog.afterPass(7, advice(1_000, 1), "node1", 900, false);
+        assertThat(warnings).isEmpty();
+        assertThat(infos).singleElement().asString().contains("the caches of 1 node take 90");
+
+        capacityLog.afterPass(8, advice(1_000, 2), "node1", 410, true);
+        assertThat(warnings).hasSize(1);
     }
 }
