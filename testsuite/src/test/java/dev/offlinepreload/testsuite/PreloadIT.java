@@ -31,14 +31,20 @@ import org.testcontainers.lifecycle.Startables;
 /**
  * Persistent user sessions (Keycloak's default): after a full cluster restart every node loads exactly its share,
  * refreshes hit the cache, bad rows are skipped, and 200 sessions revoked while the load runs stay revoked: half
- * through the token revocation endpoint, half through the admin API.
+ * through the token revocation endpoint (one app's client session of a session two apps share: the other app's stays),
+ * half through the admin API (the whole session).
  */
 class PreloadIT {
 
     private static final String OFFLINE_SESSIONS = "offlineSessions";
     private static final String OFFLINE_CLIENT_SESSIONS = "offlineClientSessions";
-    /** Sessions whose offline token is revoked through the revocation endpoint during the load. */
+    /**
+     * Sessions of two apps, signed in to by one browser: during the load the first app's offline token is revoked
+     * through the revocation endpoint, the other app's offline token of the same session is left as it is.
+     */
     private static final int REVOKED = 100;
+    /** The app whose client sessions stay in the {@link #REVOKED} sessions; the first app is {@link TestRealm#CLIENT_ID}. */
+    private static final String OTHER_APP = "web-app";
     /** One-app sessions deleted through the admin API during the load. */
     private static final int DELETED = 100;
     /** One-app sessions nobody touches. */
@@ -49,6 +55,8 @@ class PreloadIT {
 
     private static KeycloakCluster cluster;
     private static final List<TokenResponse> revoked = new ArrayList<>();
+    /** The other app's offline tokens of the {@link #revoked} tokens' sessions, in the same order. */
+    private static final List<TokenResponse> otherApp = new ArrayList<>();
     private static final List<TokenResponse> deleted = new ArrayList<>();
     private static final List<TokenResponse> kept = new ArrayList<>();
     private static LocalDateTime firstRevocation;
@@ -65,12 +73,30 @@ class PreloadIT {
                 .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND", Integer.toString(SESSIONS_PER_SECOND))
                 .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__REVOCATION_RECHECK_SECONDS", "5")
                 .build().start();
-        TestRealm.create(cluster.node(1), REVOKED + DELETED + KEPT);
+        TestRealm.create(cluster.node(1), List.of(TestRealm.CLIENT_ID, OTHER_APP), REVOKED + DELETED + KEPT);
         for (int i = 0; i < REVOKED + DELETED + KEPT; i++) {
-            TokenResponse login = new OidcClient(cluster.node(1 + i % 3)).offlineLogin(TestRealm.username(i + 1), "password");
-            assertThat(login.status()).as("%s", login).isEqualTo(200);
-            (i < REVOKED ? revoked : i < REVOKED + DELETED ? deleted : kept).add(login);
+            OidcClient app = new OidcClient(cluster.node(1 + i % 3));
+            String user = TestRealm.username(i + 1);
+            if (i < REVOKED) {
+                // One browser signs in through the login form, then both apps get offline tokens by single sign-on.
+                TokenResponse signIn = app.browserLogin(user, "password");
+                assertThat(signIn.status()).as("%s", signIn).isEqualTo(200);
+                TokenResponse first = app.offlineSsoLogin();
+                TokenResponse other = app.inSameBrowser(OTHER_APP).offlineSsoLogin();
+                assertThat(List.of(first, other)).allSatisfy(login -> assertThat(login.refreshTokenType())
+                        .as("%s", login).isEqualTo("Offline"));
+                assertThat(other.sessionId()).as("the other app's user session").isEqualTo(first.sessionId());
+                revoked.add(first);
+                otherApp.add(other);
+            } else {
+                TokenResponse login = app.offlineLogin(user, "password");
+                assertThat(login.status()).as("%s", login).isEqualTo(200);
+                (i < REVOKED + DELETED ? deleted : kept).add(login);
+            }
         }
+        assertThat(Sql.number(cluster, "SELECT count(*) FROM (SELECT user_session_id FROM offline_client_session"
+                + " WHERE offline_flag = '1' GROUP BY user_session_id HAVING count(*) = 2) shared"))
+                .as("offline sessions with two client sessions").isEqualTo(REVOKED);
 
         // CLONES loadable copies, plus one row each that is bad in one way or expired: never cached.
         List<String> real = Sql.column(cluster, "SELECT user_session_id FROM offline_user_session");
@@ -118,8 +144,8 @@ class PreloadIT {
             }
         }
         lastRevocation = LocalDateTime.now(ZoneOffset.UTC);
-        System.out.printf("PreloadIT: %d revocations and %d admin deletions from %s to %s (UTC)%n", REVOKED, DELETED,
-                firstRevocation, lastRevocation);
+        System.out.printf("PreloadIT: %d revocations of one app's offline token and %d admin deletions of sessions"
+                + " from %s to %s (UTC)%n", REVOKED, DELETED, firstRevocation, lastRevocation);
     }
 
     @AfterAll
@@ -133,8 +159,8 @@ class PreloadIT {
         return cluster.nodes().stream().mapToLong(n -> metric.applyAsLong(NodeMetrics.scrape(n))).sum();
     }
 
-    /** Every seeded clone and every kept session. */
-    private static final long LOADABLE = CLONES + KEPT;
+    /** Every seeded clone, every kept session and every session the other app still holds. */
+    private static final long LOADABLE = CLONES + KEPT + REVOKED;
 
     private static void awaitLoaded() {
         await("every node done and " + LOADABLE + " offline sessions cached").atMost(Duration.ofMinutes(3))
@@ -165,7 +191,8 @@ class PreloadIT {
             assertThat(entries).as("%s holds its share", node.name()).isBetween(LOADABLE / 5, LOADABLE / 2);
         }
         assertThat(sumOverNodes(m -> m.entries(OFFLINE_CLIENT_SESSIONS)))
-                .as("one client session per loadable session: the revoked ones' are gone").isEqualTo(LOADABLE);
+                .as("one client session per loadable session: the revoked app's and the deleted sessions' are gone")
+                .isEqualTo(LOADABLE);
     }
 
     @Test
@@ -194,6 +221,18 @@ class PreloadIT {
             TokenResponse refreshed = new OidcClient(node).refresh(kept.get(i).refreshToken());
             assertThat(refreshed.status()).as("kept session %d on %s: %s", i, node.name(), refreshed).isEqualTo(200);
             refreshes++;
+        }
+        // The sessions whose first app's client session was revoked: the other app's is still there, on every node.
+        for (int i = 0; i < REVOKED; i++) {
+            for (KeycloakNode node : cluster.nodes()) {
+                OidcClient app = new OidcClient(node, TestRealm.REALM, OTHER_APP);
+                TokenResponse refreshed = app.refresh(otherApp.get(i).refreshToken());
+                assertThat(refreshed.status()).as("other app of revoked session %d on %s: %s", i, node.name(), refreshed)
+                        .isEqualTo(200);
+                assertThat(refreshed.sessionId()).as("other app of revoked session %d on %s", i, node.name())
+                        .isEqualTo(revoked.get(i).sessionId());
+                refreshes++;
+            }
         }
         assertThat(sumOverNodes(m -> m.misses(OFFLINE_SESSIONS)) - missesBefore)
                 .as("offlineSessions cache misses during the refreshes").isZero();

@@ -2,41 +2,68 @@ package dev.offlinepreload.testsuite.keycloak;
 
 import java.io.IOException;
 import java.net.URI;
+import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 
-/** Talks to a node's real token endpoint, as a mobile app would. */
+/**
+ * Talks to a node's real token, revocation and login endpoints, as an app would: by password grant, or through the
+ * browser login (authorization code flow) in a browser of its own, whose cookies it keeps.
+ */
 public final class OidcClient {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
+            .followRedirects(HttpClient.Redirect.NEVER).build();
+    private static final Pattern LOGIN_FORM = Pattern.compile("<form[^>]*\\bid=\"kc-form-login\"[^>]*>");
+    private static final Pattern ACTION = Pattern.compile("\\baction=\"([^\"]+)\"");
 
     private final KeycloakNode node;
     private final String realm;
     private final String clientId;
+    /**
+     * The browser's cookies, name to value, sent back on every request. Kept by hand: Keycloak counts http://localhost
+     * as a secure context and marks its cookies {@code Secure}, which a browser on localhost sends over http but Java's
+     * {@code CookieManager} does not. One realm on one node, so paths and domains do not matter.
+     */
+    private final Map<String, String> cookies;
 
     /** The test realm's public client. */
     public OidcClient(KeycloakNode node) {
         this(node, TestRealm.REALM, TestRealm.CLIENT_ID);
     }
 
-    /** Any public client with direct access grants, e.g. one of {@link TestRealm#create(KeycloakNode, String, java.util.List, int)}'s. */
+    /** Any client that {@link TestRealm} makes: public, with the password grant and the authorization code flow. */
     public OidcClient(KeycloakNode node, String realm, String clientId) {
+        this(node, realm, clientId, new HashMap<>());
+    }
+
+    private OidcClient(KeycloakNode node, String realm, String clientId, Map<String, String> cookies) {
         this.node = node;
         this.realm = realm;
         this.clientId = clientId;
+        this.cookies = cookies;
+    }
+
+    /** Another client of the same realm in the same browser: it shares this one's cookies, and so its user session. */
+    public OidcClient inSameBrowser(String otherClientId) {
+        return new OidcClient(node, realm, otherClientId, cookies);
     }
 
     /** Password grant with scope offline_access: the response's refresh token is an offline token. */
@@ -47,7 +74,36 @@ public final class OidcClient {
         form.put("username", username);
         form.put("password", password);
         form.put("scope", "openid offline_access");
-        return post(form);
+        return token(form);
+    }
+
+    /**
+     * Authorization code flow through the login form, with scope openid: signs this browser in, to a new user session
+     * that its cookies then carry. Without offline_access, as Keycloak 26.7 drops a user session whose first login
+     * asked for it as soon as the offline token is out, and with it the browser's single sign-on.
+     */
+    public TokenResponse browserLogin(String username, String password) {
+        HttpResponse<String> page = get(authorizationUri("openid"));
+        Matcher form = LOGIN_FORM.matcher(page.body());
+        Matcher action = ACTION.matcher(form.find() ? form.group() : "");
+        if (page.statusCode() != 200 || !action.find()) {
+            throw new IllegalStateException("No login form from " + node.name() + ": HTTP " + page.statusCode() + " "
+                    + page.body());
+        }
+        Map<String, String> credentials = new LinkedHashMap<>();
+        credentials.put("username", username);
+        credentials.put("password", password);
+        // The action names the cluster's public hostname; this browser reaches it through its node.
+        URI target = URI.create(action.group(1).replace("&amp;", "&"));
+        return redeemCode(post(URI.create(node.url() + target.getRawPath() + "?" + target.getRawQuery()), credentials));
+    }
+
+    /**
+     * Authorization code flow with scope offline_access, answered at once from this browser's single sign-on: an
+     * offline token of the browser's user session. Fails if Keycloak asks for a login instead.
+     */
+    public TokenResponse offlineSsoLogin() {
+        return redeemCode(get(authorizationUri("openid offline_access")));
     }
 
     public TokenResponse refresh(String refreshToken) {
@@ -55,42 +111,102 @@ public final class OidcClient {
         form.put("grant_type", "refresh_token");
         form.put("client_id", clientId);
         form.put("refresh_token", refreshToken);
-        return post(form);
+        return token(form);
     }
 
-    /** RFC 7009 revocation of a refresh token: for an offline token, Keycloak ends that offline client session. */
+    /**
+     * RFC 7009 revocation of a refresh token: for an offline token, Keycloak ends that client's offline client
+     * session, and the user session with it only if no other client has one.
+     */
     public int revoke(String refreshToken) {
         Map<String, String> form = new LinkedHashMap<>();
         form.put("client_id", clientId);
         form.put("token", refreshToken);
         form.put("token_type_hint", "refresh_token");
-        return send("/revoke", form).status();
+        return post(endpoint("/revoke"), form).statusCode();
     }
 
-    private TokenResponse post(Map<String, String> form) {
-        return send("/token", form);
+    private URI authorizationUri(String scope) {
+        Map<String, String> query = new LinkedHashMap<>();
+        query.put("client_id", clientId);
+        query.put("response_type", "code");
+        query.put("scope", scope);
+        query.put("redirect_uri", TestRealm.redirectUri(clientId));
+        return URI.create(endpoint("/auth") + "?" + encode(query));
     }
 
-    private TokenResponse send(String endpoint, Map<String, String> form) {
-        String body = form.entrySet().stream()
-                .map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
-                .collect(Collectors.joining("&"));
-        HttpRequest request = HttpRequest.newBuilder(
-                        URI.create(node.url() + "/realms/" + realm + "/protocol/openid-connect" + endpoint))
-                .timeout(Duration.ofSeconds(30))
-                .header("Content-Type", "application/x-www-form-urlencoded")
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build();
+    /** Takes the code from Keycloak's redirect to the app (never followed) and exchanges it at the token endpoint. */
+    private TokenResponse redeemCode(HttpResponse<String> redirect) {
+        String location = redirect.headers().firstValue("Location").orElse("");
+        String code = Arrays.stream(location.substring(location.indexOf('?') + 1).split("&"))
+                .filter(p -> p.startsWith("code=")).map(p -> URLDecoder.decode(p.substring(5), StandardCharsets.UTF_8))
+                .findFirst().orElse(null);
+        if (redirect.statusCode() != 302 || code == null) {
+            throw new IllegalStateException("No code for " + clientId + " from " + node.name() + ": HTTP "
+                    + redirect.statusCode() + " " + location + " " + redirect.body());
+        }
+        Map<String, String> form = new LinkedHashMap<>();
+        form.put("grant_type", "authorization_code");
+        form.put("client_id", clientId);
+        form.put("code", code);
+        form.put("redirect_uri", TestRealm.redirectUri(clientId));
+        return token(form);
+    }
+
+    private TokenResponse token(Map<String, String> form) {
+        HttpResponse<String> response = post(endpoint("/token"), form);
         try {
-            HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
             String answer = response.body();
             return new TokenResponse(response.statusCode(), answer.isBlank() ? JSON.missingNode() : JSON.readTree(answer));
         } catch (IOException e) {
-            throw new IllegalStateException("Token request to " + node.name() + " failed", e);
+            throw new IllegalStateException("Token endpoint of " + node.name() + " answered no JSON: " + response.body(), e);
+        }
+    }
+
+    private URI endpoint(String path) {
+        return URI.create(node.url() + "/realms/" + realm + "/protocol/openid-connect" + path);
+    }
+
+    private HttpResponse<String> get(URI uri) {
+        return send(HttpRequest.newBuilder(uri).GET());
+    }
+
+    private HttpResponse<String> post(URI uri, Map<String, String> form) {
+        return send(HttpRequest.newBuilder(uri).header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString(encode(form))));
+    }
+
+    /** Sends the browser's cookies and keeps the ones the answer sets; a cookie set with Max-Age=0 is dropped. */
+    private HttpResponse<String> send(HttpRequest.Builder request) {
+        if (!cookies.isEmpty()) {
+            request.header("Cookie", cookies.entrySet().stream().map(c -> c.getKey() + "=" + c.getValue())
+                    .collect(Collectors.joining("; ")));
+        }
+        HttpResponse<String> response;
+        try {
+            response = HTTP.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new IllegalStateException("Request to " + node.name() + " failed", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+        for (String setCookie : response.headers().allValues("Set-Cookie")) {
+            String[] parts = setCookie.split(";");
+            String name = parts[0].substring(0, parts[0].indexOf('=')).trim();
+            if (Arrays.stream(parts).anyMatch(a -> a.trim().equalsIgnoreCase("Max-Age=0"))) {
+                cookies.remove(name);
+            } else {
+                cookies.put(name, parts[0].substring(parts[0].indexOf('=') + 1).trim());
+            }
+        }
+        return response;
+    }
+
+    private static String encode(Map<String, String> form) {
+        return form.entrySet().stream()
+                .map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
+                .collect(Collectors.joining("&"));
     }
 
     /** The token endpoint's answer; {@code json} holds either the tokens or the OAuth error. */

@@ -2,6 +2,7 @@ package dev.offlinepreload.testsuite.keycloak;
 
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
@@ -11,7 +12,10 @@ import org.keycloak.representations.idm.CredentialRepresentation;
 import org.keycloak.representations.idm.RealmRepresentation;
 import org.keycloak.representations.idm.UserRepresentation;
 
-/** A realm with a public client allowed to use the password grant, and users who can ask for offline tokens. */
+/**
+ * A realm with public clients allowed to use the password grant and the authorization code flow, and users who can ask
+ * for offline tokens.
+ */
 public final class TestRealm {
 
     public static final String REALM = "test";
@@ -25,13 +29,21 @@ public final class TestRealm {
                 "admin-cli");
     }
 
-    /** Creates the realm with {@code users} users named user1..userN, each with password "password". */
+    /**
+     * Creates the realm with client {@link #CLIENT_ID} and {@code users} users named user1..userN, each with password
+     * "password".
+     */
     public static void create(KeycloakNode node, int users) {
-        create(node, realm(REALM, List.of(CLIENT_ID), users));
+        create(node, List.of(CLIENT_ID), users);
+    }
+
+    /** Creates the realm with one client per id in {@code clientIds} and {@code users} users, as above. */
+    public static void create(KeycloakNode node, List<String> clientIds, int users) {
+        create(node, realm(REALM, clientIds, users));
     }
 
     /**
-     * A realm with one public password-grant client per id in {@code clientIds} and {@code users} users (user1..userN,
+     * A realm with one public client per id in {@code clientIds} and {@code users} users (user1..userN,
      * password "password"). Passwords are hashed with a single iteration so that thousands of logins take seconds:
      * only for benchmarks and seeding, never a production setting.
      */
@@ -57,11 +69,17 @@ public final class TestRealm {
             client.setClientId(id);
             client.setPublicClient(true);
             client.setDirectAccessGrantsEnabled(true);
-            client.setStandardFlowEnabled(false);
+            client.setStandardFlowEnabled(true);
+            client.setRedirectUris(List.of(redirectUri(id)));
             return client;
         }).toList());
-        realm.setUsers(java.util.stream.IntStream.rangeClosed(1, users).mapToObj(i -> user(i, realmName)).toList());
+        realm.setUsers(IntStream.rangeClosed(1, users).mapToObj(i -> user(i, realmName)).toList());
         return realm;
+    }
+
+    /** Where the authorization code flow sends client {@code clientId}'s browser: never fetched, only its code read. */
+    public static String redirectUri(String clientId) {
+        return "http://localhost/" + clientId;
     }
 
     public static String username(int i) {
