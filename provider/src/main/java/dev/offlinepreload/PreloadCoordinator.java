@@ -180,14 +180,19 @@ public final class PreloadCoordinator implements AutoCloseable {
 
         var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad()), 1, 1, TimeUnit.SECONDS);
         LoadRun.Outcome outcome;
-        try {
-            outcome = run.run(plan.batches(), clientLimit, stats);
-        } finally {
-            ticking.cancel(false);
+        long missing = -1;
+        try (SessionStore.RemovalWindow removals = store.watchRemovals()) {
+            try {
+                outcome = run.run(plan.batches(), clientLimit, stats);
+            } finally {
+                ticking.cancel(false);
+            }
+            if (outcome == LoadRun.Outcome.COMPLETE || outcome == LoadRun.Outcome.CAPACITY) {
+                missing = missing(stats, removals);
+            }
         }
         switch (outcome) {
             case COMPLETE, CAPACITY -> {
-                long missing = missing(stats);
                 metrics.missing(missing);
                 progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "finished" : "stopped at this node's capacity", missing);
                 if (capacity != null) {
@@ -234,17 +239,18 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     /**
-     * What the pass achieved: sessions it put that the caches do not hold whole now. A cache that drops entries after
+     * What the pass achieved: sessions it put that the caches do not hold whole now, though nobody removed them (a
+     * logout, a revocation or the loader's own eviction during the pass is no loss). A cache that drops entries after
      * they were put (a rebalance finishing, eviction) shows up here instead of going unnoticed. Over
      * {@value #MISSING_CHECK_SAMPLE} sessions an even sample of them is checked and the count scaled: the whole check
      * cost about 4 s per 1M sessions, a tenth of the pass, for a figure that is expected to be 0.
      */
-    private long missing(LoadStats stats) {
+    private long missing(LoadStats stats, SessionStore.RemovalWindow removals) {
         List<String> sample = stats.importedSample();
         if (sample.isEmpty()) {
             return 0;
         }
-        long notCached = sample.stream().filter(id -> !store.isCached(id)).count();
+        long notCached = sample.stream().filter(id -> !store.isCached(id) && !removals.removed(id)).count();
         return Math.round((double) notCached * stats.imported() / sample.size());
     }
 

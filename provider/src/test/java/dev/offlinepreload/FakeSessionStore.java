@@ -55,6 +55,9 @@ final class FakeSessionStore implements SessionStore {
     /** Ids importBatch put into the cache, in order. */
     final List<String> imported = Collections.synchronizedList(new ArrayList<>());
     final List<String> evicted = Collections.synchronizedList(new ArrayList<>());
+    /** Sessions a "logout" removed through the cache: the coordinator's removal window reports them. */
+    final Set<String> removedThroughCache = ConcurrentHashMap.newKeySet();
+    final AtomicInteger removalWindowsClosed = new AtomicInteger();
     /** Run inside the importBatch call with this (1-based) number, before it reads the "database". */
     final Map<Integer, Runnable> importHooks = new ConcurrentHashMap<>();
     /** Threads that planned (the coordinator's) and imported (the workers). */
@@ -106,6 +109,21 @@ final class FakeSessionStore implements SessionStore {
     @Override
     public boolean isCached(String userSessionId) {
         return cache.contains(userSessionId);
+    }
+
+    @Override
+    public RemovalWindow watchRemovals() {
+        return new RemovalWindow() {
+            @Override
+            public boolean removed(String userSessionId) {
+                return removedThroughCache.contains(userSessionId);
+            }
+
+            @Override
+            public void close() {
+                removalWindowsClosed.incrementAndGet();
+            }
+        };
     }
 
     @Override

@@ -112,6 +112,20 @@ class PreloadCoordinatorTest {
     }
 
     @Test
+    void sessionsRemovedThroughTheCacheDuringThePassAreNotMissingButSilentlyDroppedOnesAre() throws Exception {
+        store.importHooks.put(3, () -> {
+            List<String> first = store.requestedBatches.get(0);
+            store.cache.remove(first.get(0)); // a logout: removed through the cache
+            store.removedThroughCache.add(first.get(0));
+            store.cache.remove(first.get(1)); // dropped by the cache without a removal
+        });
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(metrics.missing()).isEqualTo(1);
+        assertThat(store.removalWindowsClosed).hasValue(1);
+    }
+
+    @Test
     void loadsOnlyTheSessionsThisNodeOwns() throws Exception {
         store.moveTo(1, 2, EVEN);
         start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);

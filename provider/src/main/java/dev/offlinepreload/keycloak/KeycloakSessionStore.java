@@ -92,6 +92,22 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     }
 
     @Override
+    public RemovalWindow watchRemovals() {
+        long mark = removals.mark();
+        return new RemovalWindow() {
+            @Override
+            public boolean removed(String userSessionId) {
+                return removals.sessionTouchedSince(userSessionId, mark);
+            }
+
+            @Override
+            public void close() {
+                removals.release(mark);
+            }
+        };
+    }
+
+    @Override
     public long sessionsMaxCount() {
         return caches.sessionsMaxCount();
     }

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.infinispan.notifications.Listener;
 import org.infinispan.notifications.cachelistener.annotation.CacheEntryRemoved;
 import org.infinispan.notifications.cachelistener.event.CacheEntryRemovedEvent;
+import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
 
 /**
  * The provider's own knowledge of removals, the cheap half of the revocation guard. A logout or revocation in
@@ -17,7 +18,8 @@ import org.infinispan.notifications.cachelistener.event.CacheEntryRemovedEvent;
  * removed after its mark: a row read just before a logout never outlives the logout in the cache. Deletes that
  * bypass the cache (a user or client deleted, the expiration task) are caught by the existence checks of the rows.
  * <p>
- * Removals are only remembered while a batch is open, and forgotten once no open batch is older.
+ * Removals are only remembered while a batch (or a pass's {@code RemovalWindow}) is open, and forgotten once no open
+ * one is older.
  */
 @Listener(observation = Listener.Observation.POST)
 public final class RemovalWatch {
@@ -25,6 +27,8 @@ public final class RemovalWatch {
     private final AtomicLong sequence = new AtomicLong();
     private final ConcurrentSkipListSet<Long> open = new ConcurrentSkipListSet<>();
     private final ConcurrentHashMap<Object, Long> removed = new ConcurrentHashMap<>();
+    /** The same removals by user session id: a client session's removal counts for its user session. */
+    private final ConcurrentHashMap<String, Long> removedFromSession = new ConcurrentHashMap<>();
 
     /** Opens a batch: removals from now on are remembered until {@link #release(long)}. */
     long mark() {
@@ -39,12 +43,19 @@ public final class RemovalWatch {
         return at != null && at > mark;
     }
 
+    /** Whether the user session or one of its client sessions was removed after the mark was taken. */
+    boolean sessionTouchedSince(String userSessionId, long mark) {
+        Long at = removedFromSession.get(userSessionId);
+        return at != null && at > mark;
+    }
+
     /** Closes a batch and forgets the removals no open batch needs any more. */
     void release(long mark) {
         open.remove(mark);
         // Removals at or below every open mark cannot matter to any batch, open now or opened later.
         long floor = open.isEmpty() ? sequence.get() + 1 : open.first();
         removed.values().removeIf(at -> at < floor);
+        removedFromSession.values().removeIf(at -> at < floor);
     }
 
     int remembered() {
@@ -54,7 +65,10 @@ public final class RemovalWatch {
     @CacheEntryRemoved
     public void onRemoved(CacheEntryRemovedEvent<Object, Object> event) {
         if (!event.isPre() && !open.isEmpty()) {
-            removed.put(event.getKey(), sequence.incrementAndGet());
+            long at = sequence.incrementAndGet();
+            removed.put(event.getKey(), at);
+            Object key = event.getKey();
+            removedFromSession.put(key instanceof EmbeddedClientSessionKey client ? client.userSessionId() : String.valueOf(key), at);
         }
     }
 }

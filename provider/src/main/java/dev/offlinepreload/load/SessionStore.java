@@ -30,6 +30,22 @@ public interface SessionStore {
     /** Whether this node's caches hold the session and every client session its cached entry lists. */
     boolean isCached(String userSessionId);
 
+    /**
+     * Starts remembering which sessions are removed through the caches (a logout, a revocation, an admin deletion,
+     * this loader's own eviction), whole or one of their client sessions, until the window is closed.
+     */
+    RemovalWindow watchRemovals();
+
+    /** See {@link #watchRemovals()}. */
+    interface RemovalWindow extends AutoCloseable {
+
+        /** Whether the session or one of its client sessions was removed through the caches since the window opened. */
+        boolean removed(String userSessionId);
+
+        @Override
+        void close();
+    }
+
     /** Max entries per node of the offlineSessions cache; negative = unbounded. */
     long sessionsMaxCount();
 

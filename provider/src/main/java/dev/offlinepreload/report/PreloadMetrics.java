@@ -102,6 +102,11 @@ public final class PreloadMetrics {
         missing.set(sessions);
     }
 
+    /** The last pass's {@link #missing(long)}. */
+    public long missing() {
+        return missing.get();
+    }
+
     /**
      * @param inDatabase   non-expired offline sessions in the database
      * @param nodeCapacity sessions this node's caches take (Long.MAX_VALUE: unbounded)

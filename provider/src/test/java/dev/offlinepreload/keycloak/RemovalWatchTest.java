@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.infinispan.Cache;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.manager.DefaultCacheManager;
+import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +16,12 @@ class RemovalWatchTest {
     private final RemovalWatch watch = new RemovalWatch();
     private final Cache<String, String> cache;
 
+    private final Cache<EmbeddedClientSessionKey, String> clientCache;
+
     RemovalWatchTest() {
+        manager.defineConfiguration("clientSessions", new ConfigurationBuilder().build());
+        clientCache = manager.getCache("clientSessions");
+        clientCache.addListener(watch);
         manager.defineConfiguration("sessions", new ConfigurationBuilder().build());
         cache = manager.getCache("sessions");
         cache.addListener(watch);
@@ -77,5 +83,18 @@ class RemovalWatchTest {
         cache.remove("absent");
         assertThat(watch.removedSince("absent", mark)).isTrue();
         watch.release(mark);
+    }
+
+    @Test
+    void aClientSessionsRemovalTouchesItsUserSessionButDoesNotRemoveIt() {
+        clientCache.put(new EmbeddedClientSessionKey("s1", "app-1"), "x");
+        long mark = watch.mark();
+        clientCache.remove(new EmbeddedClientSessionKey("s1", "app-1"));
+
+        assertThat(watch.sessionTouchedSince("s1", mark)).as("one of s1's client sessions was removed").isTrue();
+        assertThat(watch.removedSince("s1", mark)).as("s1 itself was not").isFalse();
+        assertThat(watch.sessionTouchedSince("s2", mark)).isFalse();
+        watch.release(mark);
+        assertThat(watch.remembered()).isZero();
     }
 }

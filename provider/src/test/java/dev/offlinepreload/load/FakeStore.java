@@ -39,6 +39,20 @@ class FakeStore implements SessionStore {
     }
 
     @Override
+    public RemovalWindow watchRemovals() {
+        return new RemovalWindow() {
+            @Override
+            public boolean removed(String userSessionId) {
+                return false;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    @Override
     public boolean isCached(String userSessionId) {
         return cache.contains(userSessionId);
     }
