@@ -97,10 +97,6 @@ final class BatchImport {
                 load(row, clientRows.getOrDefault(row.userSessionId(), List.of()), localUsers, now, provider);
             }
             takeOutRemovedSince(mark);
-        } catch (RuntimeException e) {
-            // Nothing that was put but not checked may stay: evict it, the retry puts it again.
-            caches.evict(imported);
-            throw e;
         } finally {
             removals.release(mark);
         }
@@ -256,6 +252,14 @@ final class BatchImport {
         } else {
             expired++;
         }
+    }
+
+    /**
+     * Takes out what this batch put, when the batch failed after putting (also in its transaction's commit): the
+     * retry puts it again, and is then the one whose sessions get the delayed revocation check.
+     */
+    void evictImported() {
+        caches.evict(imported);
     }
 
     /** Sessions this batch put whose cache entry a logout or revocation removed after the batch began reading. */

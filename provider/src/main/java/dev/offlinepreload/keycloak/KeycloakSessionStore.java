@@ -2,6 +2,7 @@ package dev.offlinepreload.keycloak;
 
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
@@ -165,10 +166,25 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
                         r -> now - r.getOfflineSessionIdleTimeout() - marginSeconds)));
     }
 
+    /**
+     * One batch in one Keycloak transaction. If it fails after putting sessions (while reading, importing, or
+     * committing), what it put is taken out again: otherwise the retry would find those sessions cached, count them
+     * as already cached, and leave them out of the delayed revocation check.
+     */
     @Override
     public BatchResult importBatch(Batch batch) {
-        return KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
-                new BatchImport(session, queries, caches, removals, persistentSessions, providerId).run(batch));
+        AtomicReference<BatchImport> attempt = new AtomicReference<>();
+        try {
+            return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
+                attempt.set(new BatchImport(session, queries, caches, removals, persistentSessions, providerId));
+                return attempt.get().run(batch);
+            });
+        } catch (RuntimeException e) {
+            if (attempt.get() != null) {
+                attempt.get().evictImported();
+            }
+            throw e;
+        }
     }
 
     @Override

@@ -30,8 +30,13 @@ public final class RemovalWatch {
     /** The same removals by user session id: a client session's removal counts for its user session. */
     private final ConcurrentHashMap<String, Long> removedFromSession = new ConcurrentHashMap<>();
 
-    /** Opens a batch: removals from now on are remembered until {@link #release(long)}. */
-    long mark() {
+    /**
+     * Opens a batch: removals from now on are remembered until {@link #release(long)}. Marks are taken and released
+     * under one lock, so a release never sees a mark half-taken: it computed the oldest open mark from
+     * {@code isEmpty()} then {@code first()}, and a concurrent release in between threw NoSuchElementException after
+     * the batch had put its sessions (the full benchmark's "loaded only 999000").
+     */
+    synchronized long mark() {
         long mark = sequence.incrementAndGet();
         open.add(mark);
         return mark;
@@ -50,7 +55,7 @@ public final class RemovalWatch {
     }
 
     /** Closes a batch and forgets the removals no open batch needs any more. */
-    void release(long mark) {
+    synchronized void release(long mark) {
         open.remove(mark);
         // Removals at or below every open mark cannot matter to any batch, open now or opened later.
         long floor = open.isEmpty() ? sequence.get() + 1 : open.first();

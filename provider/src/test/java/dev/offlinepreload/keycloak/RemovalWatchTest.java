@@ -2,6 +2,13 @@ package dev.offlinepreload.keycloak;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
 import org.infinispan.Cache;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.manager.DefaultCacheManager;
@@ -95,6 +102,34 @@ class RemovalWatchTest {
         assertThat(watch.removedSince("s1", mark)).as("s1 itself was not").isFalse();
         assertThat(watch.sessionTouchedSince("s2", mark)).isFalse();
         watch.release(mark);
+        assertThat(watch.remembered()).isZero();
+    }
+
+    @Test
+    void batchesOpeningAndClosingConcurrentlyNeverFail() throws Exception {
+        // Two workers, as in a load; before marks and releases shared a lock, one release could find the open marks
+        // emptied between isEmpty() and first() and throw NoSuchElementException after its batch had put sessions.
+        ExecutorService workers = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int w = 0; w < 2; w++) {
+                int worker = w;
+                done.add(workers.submit(() -> {
+                    for (int i = 0; i < 20_000; i++) {
+                        long mark = watch.mark();
+                        cache.remove("w" + worker + "-" + i);
+                        assertThat(watch.removedSince("w" + worker + "-" + i, mark)).isTrue();
+                        watch.release(mark);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            workers.shutdownNow();
+        }
         assertThat(watch.remembered()).isZero();
     }
 }
