@@ -6,6 +6,7 @@
 # Options: --sizes=250000,1000000 --batches=1000,4000,8192 --workers=1,2 --kc24-segments=64,2048 --refresh-tokens=10000
 #          --refresh-sessions=100000 --cluster-sessions=1000000 --client-sessions=3 --heap=4g
 #          --phases=ours,kc24,refresh (loaders = ours,kc24) --jfr=SECONDS (JFR profile of each load) --out=DIR
+#          --shared-buffers=4GB (PostgreSQL's shared_buffers; 128MB reproduces runs before 2026-11-23)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
