@@ -76,6 +76,7 @@ final class BatchImport {
 
     BatchResult run(Batch batch) {
         long mark = removals.mark();
+        long topology = caches.topologyId();
         try {
             Set<String> wanted = new HashSet<>(batch.ids());
             List<ImmutablePersistentUserSessionEntity> rows = queries.userSessions(em, batch, wanted::contains);
@@ -97,6 +98,11 @@ final class BatchImport {
                 load(row, clientRows.getOrDefault(row.userSessionId(), List.of()), localUsers, now, provider);
             }
             takeOutRemovedSince(mark);
+            if (persistentSessions && caches.topologyId() != topology) {
+                List<ImportedSession> owned = caches.dropUnowned(imported); // segments moved while it ran
+                imported.clear();
+                imported.addAll(owned);
+            }
         } finally {
             removals.release(mark);
         }
@@ -134,7 +140,9 @@ final class BatchImport {
             return;
         }
         if (persistentSessions) {
-            importSession(model, realm, clientRows);
+            if (caches.owns(id)) { // false only once the topology has changed: the pass stops and plans again
+                importSession(model, realm, clientRows);
+            }
         } else {
             importThroughKeycloak(provider, model, realm, clientRows);
         }
@@ -154,7 +162,7 @@ final class BatchImport {
         List<ClientSessionEntry> entries = clientEntries(entity, model, realm, clientRows, null);
         entries.forEach(e -> entity.getClientSessions().add(e.client().getId()));
         SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent(entity.getId(), new SessionEntityWrapper<>(entity),
-                SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan), -1);
+                SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan));
         if (existing != null) {
             alreadyCached++; // a request loaded it first; its state is at least as new
             completeClientSessions(existing.getEntity(), model, realm, clientRows);
@@ -163,7 +171,7 @@ final class BatchImport {
         List<String> put = new ArrayList<>(entries.size());
         for (ClientSessionEntry e : entries) {
             if (caches.putIfAbsent(new EmbeddedClientSessionKey(entity.getId(), e.client().getId()), new SessionEntityWrapper<>(e.entity()),
-                    e.lifespanMs(), -1)) {
+                    e.lifespanMs())) {
                 put.add(e.client().getId());
             }
         }
@@ -178,7 +186,7 @@ final class BatchImport {
             String clientId = e.client().getId();
             if (!caches.hasClientSession(cached.getId(), clientId)
                     && caches.putIfAbsent(new EmbeddedClientSessionKey(cached.getId(), clientId), new SessionEntityWrapper<>(e.entity()),
-                    e.lifespanMs(), -1)) {
+                    e.lifespanMs())) {
                 put.add(clientId);
             }
         }

@@ -14,7 +14,7 @@ import org.keycloak.models.sessions.infinispan.entities.AuthenticatedClientSessi
 import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
 import org.keycloak.models.sessions.infinispan.entities.UserSessionEntity;
 
-/** On real (local) Infinispan caches: what counts as cached, put-if-absent, and eviction. */
+/** On real (local) Infinispan caches: what counts as cached, put-if-absent into the data container, and eviction. */
 class OfflineCachesTest {
 
     private final DefaultCacheManager manager = new DefaultCacheManager();
@@ -34,14 +34,14 @@ class OfflineCachesTest {
     private void putSession(String id, String... listedClients) {
         UserSessionEntity entity = new UserSessionEntity(id);
         entity.getClientSessions().addAll(List.of(listedClients));
-        caches.putIfAbsent(id, new SessionEntityWrapper<>(entity), 60_000, -1);
+        caches.putIfAbsent(id, new SessionEntityWrapper<>(entity), 60_000);
     }
 
     private boolean putClientSession(String id, String client) {
         AuthenticatedClientSessionEntity entity = new AuthenticatedClientSessionEntity();
         entity.setUserSessionId(id);
         entity.setClientId(client);
-        return caches.putIfAbsent(new EmbeddedClientSessionKey(id, client), new SessionEntityWrapper<>(entity), 60_000, -1);
+        return caches.putIfAbsent(new EmbeddedClientSessionKey(id, client), new SessionEntityWrapper<>(entity), 60_000);
     }
 
     @Test
@@ -60,11 +60,30 @@ class OfflineCachesTest {
     void putIfAbsentNeverReplacesAnEntry() {
         putSession("s1", "app-1");
         UserSessionEntity newer = new UserSessionEntity("s1");
-        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent("s1", new SessionEntityWrapper<>(newer), 60_000, -1);
+        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent("s1", new SessionEntityWrapper<>(newer), 60_000);
         assertThat(existing).isNotNull();
         assertThat(caches.session("s1").getEntity()).isNotSameAs(newer);
         assertThat(putClientSession("s1", "app-1")).isTrue();
         assertThat(putClientSession("s1", "app-1")).as("second put of the same client session").isFalse();
+    }
+
+    @Test
+    void theLoadersEntriesAreWhatTheCacheApiReadsWithTheirLifespanAndNoMaxIdle() {
+        putSession("s1");
+        var entry = manager.<String, Object>getCache("sessions").getAdvancedCache().getCacheEntry("s1");
+        assertThat(entry).isNotNull();
+        assertThat(entry.getLifespan()).isEqualTo(60_000);
+        assertThat(entry.getMaxIdle()).isEqualTo(-1);
+    }
+
+    @Test
+    void anExpiredEntryCountsAsAbsent() throws InterruptedException {
+        UserSessionEntity old = new UserSessionEntity("s1");
+        assertThat(caches.putIfAbsent("s1", new SessionEntityWrapper<>(old), 1)).isNull();
+        Thread.sleep(20);
+        UserSessionEntity fresh = new UserSessionEntity("s1");
+        assertThat(caches.putIfAbsent("s1", new SessionEntityWrapper<>(fresh), 60_000)).as("the expired entry is replaced").isNull();
+        assertThat(caches.session("s1").getEntity()).isSameAs(fresh);
     }
 
     @Test
