@@ -161,7 +161,7 @@ final class BatchImport {
         }
         List<ClientSessionEntry> entries = clientEntries(entity, model, realm, clientRows, null);
         entries.forEach(e -> entity.getClientSessions().add(e.client().getId()));
-        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent(entity.getId(), new SessionEntityWrapper<>(entity),
+        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent(entity.getId(), OfflineCaches.wrap(entity),
                 SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan));
         if (existing != null) {
             alreadyCached++; // a request loaded it first; its state is at least as new
@@ -170,7 +170,7 @@ final class BatchImport {
         }
         List<String> put = new ArrayList<>(entries.size());
         for (ClientSessionEntry e : entries) {
-            if (caches.putIfAbsent(new EmbeddedClientSessionKey(entity.getId(), e.client().getId()), new SessionEntityWrapper<>(e.entity()),
+            if (caches.putIfAbsent(new EmbeddedClientSessionKey(entity.getId(), e.client().getId()), OfflineCaches.wrap(e.entity()),
                     e.lifespanMs())) {
                 put.add(e.client().getId());
             }
@@ -185,7 +185,7 @@ final class BatchImport {
         for (ClientSessionEntry e : clientEntries(cached, model, realm, clientRows, cached.getClientSessions())) {
             String clientId = e.client().getId();
             if (!caches.hasClientSession(cached.getId(), clientId)
-                    && caches.putIfAbsent(new EmbeddedClientSessionKey(cached.getId(), clientId), new SessionEntityWrapper<>(e.entity()),
+                    && caches.putIfAbsent(new EmbeddedClientSessionKey(cached.getId(), clientId), OfflineCaches.wrap(e.entity()),
                     e.lifespanMs())) {
                 put.add(clientId);
             }

@@ -1,8 +1,15 @@
 package dev.offlinepreload.keycloak;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 
 import dev.offlinepreload.cluster.TopologySnapshot;
@@ -24,6 +31,7 @@ import org.infinispan.topology.CacheTopology;
 import org.keycloak.models.sessions.infinispan.changes.SessionEntityWrapper;
 import org.keycloak.models.sessions.infinispan.entities.AuthenticatedClientSessionEntity;
 import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
+import org.keycloak.models.sessions.infinispan.entities.SessionEntity;
 import org.keycloak.models.sessions.infinispan.entities.UserSessionEntity;
 
 /**
@@ -49,6 +57,9 @@ import org.keycloak.models.sessions.infinispan.entities.UserSessionEntity;
  * per session through the cache API, a tenth of the whole load of 1M sessions.
  */
 final class OfflineCaches {
+
+    /** {@code SessionEntityWrapper(UUID version, Map localMetadata, SessionEntity entity)}, protected. */
+    private static final MethodHandle WRAPPER = wrapperConstructor();
 
     private final AdvancedCache<String, SessionEntityWrapper<UserSessionEntity>> sessions;
     private final AdvancedCache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions;
@@ -149,6 +160,35 @@ final class OfflineCaches {
             }
         }
         return true;
+    }
+
+    /**
+     * The cache value for an entity, as {@code new SessionEntityWrapper<>(entity)} builds it (a fresh version and
+     * empty local metadata) but with the version drawn from {@link ThreadLocalRandom}: the public constructor's
+     * {@code UUID.randomUUID()} reads the shared {@code SecureRandom} under its lock, 5% of the loader's CPU at
+     * two per session. The version only tells one state of a key from the next (Keycloak's replace compares it);
+     * it is no secret.
+     */
+    @SuppressWarnings("unchecked")
+    static <S extends SessionEntity> SessionEntityWrapper<S> wrap(S entity) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        UUID version = new UUID(random.nextLong() & ~0xf000L | 0x4000L, random.nextLong() & ~(3L << 62) | 1L << 63);
+        try {
+            return (SessionEntityWrapper<S>) WRAPPER.invokeExact(version, (Map<String, String>) new ConcurrentHashMap<String, String>(),
+                    (SessionEntity) entity);
+        } catch (Throwable e) {
+            throw new IllegalStateException("Cannot build a SessionEntityWrapper", e);
+        }
+    }
+
+    private static MethodHandle wrapperConstructor() {
+        try {
+            return MethodHandles.privateLookupIn(SessionEntityWrapper.class, MethodHandles.lookup()).findConstructor(
+                    SessionEntityWrapper.class, MethodType.methodType(void.class, UUID.class, Map.class, SessionEntity.class));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("SessionEntityWrapper(UUID, Map, SessionEntity) is not there: this jar does not "
+                    + "match this Keycloak version", e);
+        }
     }
 
     /**

@@ -34,14 +34,14 @@ class OfflineCachesTest {
     private void putSession(String id, String... listedClients) {
         UserSessionEntity entity = new UserSessionEntity(id);
         entity.getClientSessions().addAll(List.of(listedClients));
-        caches.putIfAbsent(id, new SessionEntityWrapper<>(entity), 60_000);
+        caches.putIfAbsent(id, OfflineCaches.wrap(entity), 60_000);
     }
 
     private boolean putClientSession(String id, String client) {
         AuthenticatedClientSessionEntity entity = new AuthenticatedClientSessionEntity();
         entity.setUserSessionId(id);
         entity.setClientId(client);
-        return caches.putIfAbsent(new EmbeddedClientSessionKey(id, client), new SessionEntityWrapper<>(entity), 60_000);
+        return caches.putIfAbsent(new EmbeddedClientSessionKey(id, client), OfflineCaches.wrap(entity), 60_000);
     }
 
     @Test
@@ -60,7 +60,7 @@ class OfflineCachesTest {
     void putIfAbsentNeverReplacesAnEntry() {
         putSession("s1", "app-1");
         UserSessionEntity newer = new UserSessionEntity("s1");
-        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent("s1", new SessionEntityWrapper<>(newer), 60_000);
+        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent("s1", OfflineCaches.wrap(newer), 60_000);
         assertThat(existing).isNotNull();
         assertThat(caches.session("s1").getEntity()).isNotSameAs(newer);
         assertThat(putClientSession("s1", "app-1")).isTrue();
@@ -77,12 +77,26 @@ class OfflineCachesTest {
     }
 
     @Test
+    void wrappedEntitiesGetTheirOwnVersionAndEmptyLocalMetadata() {
+        UserSessionEntity entity = new UserSessionEntity("s1");
+        SessionEntityWrapper<UserSessionEntity> a = OfflineCaches.wrap(entity);
+        SessionEntityWrapper<UserSessionEntity> b = OfflineCaches.wrap(entity);
+        assertThat(a.getEntity()).isSameAs(entity);
+        assertThat(a.getVersion()).isNotNull().isNotEqualTo(b.getVersion());
+        assertThat(a.getVersion().version()).isEqualTo(4);
+        assertThat(a.getVersion().variant()).isEqualTo(2);
+        assertThat(a.getLocalMetadata()).isEmpty();
+        a.putLocalMetadataNoteInt("note", 1); // Keycloak writes into it
+        assertThat(b.getLocalMetadata()).as("not shared").isEmpty();
+    }
+
+    @Test
     void anExpiredEntryCountsAsAbsent() throws InterruptedException {
         UserSessionEntity old = new UserSessionEntity("s1");
-        assertThat(caches.putIfAbsent("s1", new SessionEntityWrapper<>(old), 1)).isNull();
+        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(old), 1)).isNull();
         Thread.sleep(20);
         UserSessionEntity fresh = new UserSessionEntity("s1");
-        assertThat(caches.putIfAbsent("s1", new SessionEntityWrapper<>(fresh), 60_000)).as("the expired entry is replaced").isNull();
+        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(fresh), 60_000)).as("the expired entry is replaced").isNull();
         assertThat(caches.session("s1").getEntity()).isSameAs(fresh);
     }
 
