@@ -1,5 +1,6 @@
 package dev.offlinepreload.keycloak;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -11,6 +12,8 @@ import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.BatchResult.SkippedRow;
 import dev.offlinepreload.load.ImportedSession;
 import dev.offlinepreload.load.RowCheck;
+import dev.offlinepreload.keycloak.SessionQueries.ClientSessionRow;
+import dev.offlinepreload.keycloak.SessionQueries.UserSessionRow;
 import dev.offlinepreload.plan.Batch;
 import jakarta.persistence.EntityManager;
 import org.keycloak.common.util.Time;
@@ -19,7 +22,6 @@ import org.keycloak.models.ClientModel;
 import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.RealmModel;
 import org.keycloak.models.UserSessionProvider;
-import org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity;
 import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
 import org.keycloak.models.session.PersistentAuthenticatedClientSessionAdapter;
 import org.keycloak.models.session.PersistentUserSessionAdapter;
@@ -79,23 +81,23 @@ final class BatchImport {
         long topology = caches.topologyId();
         try {
             Set<String> wanted = new HashSet<>(batch.ids());
-            List<ImmutablePersistentUserSessionEntity> rows = queries.userSessions(em, batch, wanted::contains);
+            List<UserSessionRow> rows = queries.userSessions(em, batch, wanted::contains);
             gone += batch.size() - rows.size();
-            Map<String, List<ImmutablePersistentClientSessionEntity>> clientRows = new HashMap<>(rows.size() * 2);
-            for (ImmutablePersistentClientSessionEntity row : queries.clientSessions(em, batch, wanted::contains)) {
-                clientRows.computeIfAbsent(row.getUserSessionId(), id -> new ArrayList<>(2)).add(row);
+            Map<String, List<ClientSessionRow>> clientRows = new HashMap<>(rows.size() * 2);
+            for (ClientSessionRow row : queries.clientSessions(em, batch, wanted::contains)) {
+                clientRows.computeIfAbsent(row.entity().getUserSessionId(), id -> new ArrayList<>(2)).add(row);
             }
             Set<String> users = new HashSet<>();
             rows.forEach(row -> {
-                if (isLocalUser(row.userId())) {
-                    users.add(row.userId());
+                if (isLocalUser(row.entity().userId())) {
+                    users.add(row.entity().userId());
                 }
             });
             Set<String> localUsers = queries.existingLocalUsers(em, users);
             int now = Time.currentTime();
             UserSessionProvider provider = persistentSessions ? null : session.getProvider(UserSessionProvider.class, providerId);
-            for (ImmutablePersistentUserSessionEntity row : rows) {
-                load(row, clientRows.getOrDefault(row.userSessionId(), List.of()), localUsers, now, provider);
+            for (UserSessionRow row : rows) {
+                load(row, clientRows.getOrDefault(row.entity().userSessionId(), List.of()), localUsers, now, provider);
             }
             takeOutRemovedSince(mark);
             if (persistentSessions && caches.topologyId() != topology) {
@@ -110,8 +112,9 @@ final class BatchImport {
         return new BatchResult(List.copyOf(imported), clientSessions, alreadyCached, repaired, expired, gone, List.copyOf(skipped));
     }
 
-    private void load(ImmutablePersistentUserSessionEntity row, List<ImmutablePersistentClientSessionEntity> clientRows,
-                      Set<String> localUsers, int now, UserSessionProvider provider) {
+    private void load(UserSessionRow userSessionRow, List<ClientSessionRow> clientRows, Set<String> localUsers, int now,
+                      UserSessionProvider provider) {
+        ImmutablePersistentUserSessionEntity row = userSessionRow.entity();
         String id = row.userSessionId();
         String problem = RowCheck.timestampProblem(row.createOn(), row.lastSessionRefresh(), now);
         RealmModel realm = problem == null ? realm(row.realmId()) : null;
@@ -134,8 +137,8 @@ final class BatchImport {
             return;
         }
         try {
-            model.getNotes(); // DATA is parsed lazily: parse it now, so a corrupt row never reaches the cache
-        } catch (RuntimeException e) {
+            userSessionRow.data().parseInto(model); // parsed now, so a corrupt row never reaches the cache
+        } catch (IOException | RuntimeException e) {
             skipped.add(new SkippedRow(id, "DATA is not valid session JSON (" + e.getMessage() + ")"));
             return;
         }
@@ -150,7 +153,7 @@ final class BatchImport {
 
     /** Persistent mode: the user session entry, then each client session entry, put-if-absent. */
     private void importSession(PersistentUserSessionAdapter model, RealmModel realm,
-                               List<ImmutablePersistentClientSessionEntity> clientRows) {
+                               List<ClientSessionRow> clientRows) {
         UserSessionEntity entity = UserSessionEntity.createFromModel(model);
         entity.setOffline(true);
         long lifespan = SessionTimeouts.getOfflineSessionLifespanMs(realm, null, entity);
@@ -180,7 +183,7 @@ final class BatchImport {
 
     /** A cached session whose entry lists client sessions the cache no longer holds: put exactly the missing ones. */
     private void completeClientSessions(UserSessionEntity cached, PersistentUserSessionAdapter model, RealmModel realm,
-                                        List<ImmutablePersistentClientSessionEntity> clientRows) {
+                                        List<ClientSessionRow> clientRows) {
         List<String> put = new ArrayList<>();
         for (ClientSessionEntry e : clientEntries(cached, model, realm, clientRows, cached.getClientSessions())) {
             String clientId = e.client().getId();
@@ -206,21 +209,22 @@ final class BatchImport {
      * @param only client ids to consider (those a cached entry lists), or null for all
      */
     private List<ClientSessionEntry> clientEntries(UserSessionEntity userSession, PersistentUserSessionAdapter model,
-                                                   RealmModel realm, List<ImmutablePersistentClientSessionEntity> clientRows,
+                                                   RealmModel realm, List<ClientSessionRow> clientRows,
                                                    Set<String> only) {
         List<ClientSessionEntry> entries = new ArrayList<>(clientRows.size());
-        for (ImmutablePersistentClientSessionEntity clientRow : clientRows) {
-            ClientModel client = client(realm, clientRow.getClientId());
+        for (ClientSessionRow clientRow : clientRows) {
+            ClientModel client = client(realm, clientRow.entity().getClientId());
             if (client == null || only != null && !only.contains(client.getId())) {
                 continue; // client deleted: Keycloak's own loading drops such client sessions the same way
             }
-            var clientSession = new PersistentAuthenticatedClientSessionAdapter(session, clientRow, realm, client, model);
+            var clientSession = new PersistentAuthenticatedClientSessionAdapter(session, clientRow.entity(), realm, client, model);
             AuthenticatedClientSessionEntity entity;
             try {
+                clientRow.data().parseInto(clientSession);
                 entity = ClientSessionPersistentChangelogBasedTransaction.createAuthenticatedClientSessionInstance(
                         userSession.getId(), userSession.getUser(), clientSession, realm.getId(), client.getId(), true);
-            } catch (RuntimeException e) {
-                skipped.add(new SkippedRow(userSession.getId(), "client session " + clientRow.getClientId()
+            } catch (IOException | RuntimeException e) {
+                skipped.add(new SkippedRow(userSession.getId(), "client session " + clientRow.entity().getClientId()
                         + " has invalid DATA (" + e.getMessage() + ")"));
                 continue;
             }
@@ -236,18 +240,18 @@ final class BatchImport {
 
     /** Volatile mode: Keycloak's own single-session import (put-if-absent with that mode's lifespan and max-idle). */
     private void importThroughKeycloak(UserSessionProvider provider, PersistentUserSessionAdapter model, RealmModel realm,
-                                       List<ImmutablePersistentClientSessionEntity> clientRows) {
+                                       List<ClientSessionRow> clientRows) {
         List<String> clientIds = new ArrayList<>();
-        for (ImmutablePersistentClientSessionEntity clientRow : clientRows) {
-            ClientModel client = client(realm, clientRow.getClientId());
+        for (ClientSessionRow clientRow : clientRows) {
+            ClientModel client = client(realm, clientRow.entity().getClientId());
             if (client == null) {
                 continue;
             }
-            var clientSession = new PersistentAuthenticatedClientSessionAdapter(session, clientRow, realm, client, model);
+            var clientSession = new PersistentAuthenticatedClientSessionAdapter(session, clientRow.entity(), realm, client, model);
             try {
-                clientSession.getNotes();
-            } catch (RuntimeException e) {
-                skipped.add(new SkippedRow(model.getId(), "client session " + clientRow.getClientId() + " has invalid DATA ("
+                clientRow.data().parseInto(clientSession);
+            } catch (IOException | RuntimeException e) {
+                skipped.add(new SkippedRow(model.getId(), "client session " + clientRow.entity().getClientId() + " has invalid DATA ("
                         + e.getMessage() + ")"));
                 continue;
             }

@@ -14,6 +14,7 @@ import dev.offlinepreload.load.SessionStore;
 import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.Candidate;
 import jakarta.persistence.EntityManager;
+import org.hibernate.Session;
 import org.keycloak.common.util.MultiSiteUtils;
 import org.keycloak.common.util.Time;
 import org.keycloak.connections.infinispan.InfinispanConnectionProvider;
@@ -26,8 +27,8 @@ import org.keycloak.models.utils.KeycloakModelUtils;
 
 /**
  * The loader's access to Keycloak: the database through Keycloak's transactions and its connection, the caches through
- * Infinispan. Together with {@link BatchImport}, {@link OfflineCaches}, {@link RemovalWatch}, {@link SessionQueries}
- * and {@link DeletedSessionSweep} this package is the only code that touches Keycloak internals.
+ * Infinispan. Together with {@link BatchImport}, {@link OfflineCaches}, {@link RemovalWatch}, {@link SessionQueries},
+ * {@link SessionData} and {@link DeletedSessionSweep} this package is the only code that touches Keycloak internals.
  */
 public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
 
@@ -63,7 +64,9 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
                     infinispan.getCache(InfinispanConnectionProvider.OFFLINE_CLIENT_SESSION_CACHE_NAME));
             String schema = factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa
                     ? jpa.getSchema() : null;
-            return new KeycloakSessionStore(factory, providerId, caches, new SessionQueries(schema), infinispan.getNodeInfo().nodeName());
+            String database = em(session).unwrap(Session.class).doReturningWork(c -> c.getMetaData().getDatabaseProductName());
+            return new KeycloakSessionStore(factory, providerId, caches, new SessionQueries(schema, "PostgreSQL".equals(database)),
+                    infinispan.getNodeInfo().nodeName());
         });
     }
 

@@ -40,6 +40,7 @@ final class SessionQueries {
     private static final String IDS = "(?)";
     private static final String RANGE = " BETWEEN ? AND ?";
 
+    private final boolean dataAsBytes;
     private final String keys;
     private final String candidates;
     private final String userSessions;
@@ -50,8 +51,20 @@ final class SessionQueries {
     private final String sessionCount;
     private final String clientSessionCount;
 
-    /** @param schema Keycloak's database schema ({@code db-schema}), or null for the connection's default */
-    SessionQueries(String schema) {
+    /** A user session row, its DATA read as {@link SessionData} (the entity's own DATA is null). */
+    record UserSessionRow(ImmutablePersistentUserSessionEntity entity, SessionData data) {
+    }
+
+    /** A client session row, its DATA read as {@link SessionData} (the entity's own DATA is null). */
+    record ClientSessionRow(ImmutablePersistentClientSessionEntity entity, SessionData data) {
+    }
+
+    /**
+     * @param schema      Keycloak's database schema ({@code db-schema}), or null for the connection's default
+     * @param dataAsBytes whether DATA is read as the driver's unconverted UTF-8 bytes (PostgreSQL) instead of a string
+     */
+    SessionQueries(String schema, boolean dataAsBytes) {
+        this.dataAsBytes = dataAsBytes;
         String prefix = schema == null || schema.isBlank() ? "" : schema + ".";
         String userTable = prefix + "OFFLINE_USER_SESSION";
         String clientTable = prefix + "OFFLINE_CLIENT_SESSION";
@@ -88,16 +101,18 @@ final class SessionQueries {
         stream(em, candidates, List.of(OFFLINE, oldest), rs -> new Object[] {rs.getString(1), rs.getInt(2), rs.getString(3)}, sink);
     }
 
-    /** The user session rows of the batch's sessions. */
-    List<ImmutablePersistentUserSessionEntity> userSessions(EntityManager em, Batch batch, Predicate<String> wanted) {
-        return read(em, userSessions, batch, wanted, (id, rs) -> new ImmutablePersistentUserSessionEntity(id, rs.getString(2),
-                rs.getString(3), rs.getInt(4), rs.getInt(5), rs.getString(6), OFFLINE, rs.getString(8), rememberMe(rs)));
+    /** The user session rows of the batch's sessions, as Keycloak's own read-only projection. */
+    List<UserSessionRow> userSessions(EntityManager em, Batch batch, Predicate<String> wanted) {
+        return read(em, userSessions, batch, wanted, (id, rs) -> new UserSessionRow(new ImmutablePersistentUserSessionEntity(id,
+                rs.getString(2), rs.getString(3), rs.getInt(4), rs.getInt(5), rs.getString(6), OFFLINE, null, rememberMe(rs)),
+                SessionData.read(rs, 8, dataAsBytes)));
     }
 
     /** The client session rows of the batch's sessions, as Keycloak's own read-only projection. */
-    List<ImmutablePersistentClientSessionEntity> clientSessions(EntityManager em, Batch batch, Predicate<String> wanted) {
-        return read(em, clientSessions, batch, wanted, (id, rs) -> new ImmutablePersistentClientSessionEntity(id, rs.getString(2),
-                rs.getString(3), rs.getString(4), OFFLINE, rs.getString(7), rs.getString(5), rs.getInt(6)));
+    List<ClientSessionRow> clientSessions(EntityManager em, Batch batch, Predicate<String> wanted) {
+        return read(em, clientSessions, batch, wanted, (id, rs) -> new ClientSessionRow(new ImmutablePersistentClientSessionEntity(id,
+                rs.getString(2), rs.getString(3), rs.getString(4), OFFLINE, null, rs.getString(5), rs.getInt(6)),
+                SessionData.read(rs, 7, dataAsBytes)));
     }
 
     /** Which user sessions of the batch (or its range) still exist. */

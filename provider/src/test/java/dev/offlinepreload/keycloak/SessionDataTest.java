@@ -1,0 +1,84 @@
+package dev.offlinepreload.keycloak;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+
+import org.junit.jupiter.api.Test;
+import org.keycloak.models.UserSessionModel;
+import org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity;
+import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
+import org.keycloak.models.session.PersistentAuthenticatedClientSessionAdapter;
+import org.keycloak.models.session.PersistentUserSessionAdapter;
+
+/** DATA parsed by the loader reads exactly as Keycloak's own lazy parse of the same row, from bytes and from text. */
+class SessionDataTest {
+
+    private static final String USER_DATA = "{\"brokerSessionId\":null,\"brokerUserId\":null,\"ipAddress\":\"172.21.0.1\","
+            + "\"authMethod\":\"openid-connect\",\"rememberMe\":true,\"started\":0,\"notes\":{\"KC_DEVICE_NOTE\":\"eyJpcEFkZHJlc3Mi\","
+            + "\"AUTH_TIME\":\"1763850000\",\"authenticators-completed\":\"{\\\"ee1b\\\":1763850000}\",\"ünïcode\":\"é—✓\"},"
+            + "\"state\":\"LOGGED_IN\",\"loginUsername\":\"user1\"}";
+    private static final String CLIENT_DATA = "{\"authMethod\":\"openid-connect\",\"redirectUri\":\"http://localhost/app\","
+            + "\"notes\":{\"scope\":\"openid offline_access\",\"iss\":\"http://localhost:8080/realms/test\"},"
+            + "\"action\":\"AUTHENTICATE\"}";
+
+    private static ImmutablePersistentUserSessionEntity userRow(String data) {
+        return new ImmutablePersistentUserSessionEntity("s1", "realm", "user", 1, 2, null, "1", data, false);
+    }
+
+    private static ImmutablePersistentClientSessionEntity clientRow(String data) {
+        return new ImmutablePersistentClientSessionEntity("s1", "client", "local", "local", "1", data, "realm", 2);
+    }
+
+    private static PersistentUserSessionAdapter user(ImmutablePersistentUserSessionEntity row) {
+        return new PersistentUserSessionAdapter(null, row, null, row.userId(), new HashMap<>());
+    }
+
+    private static PersistentAuthenticatedClientSessionAdapter client(ImmutablePersistentClientSessionEntity row) {
+        return new PersistentAuthenticatedClientSessionAdapter(null, row, null, null, null);
+    }
+
+    @Test
+    void aUserSessionReadsAsKeycloakParsesIt() throws IOException {
+        PersistentUserSessionAdapter keycloak = user(userRow(USER_DATA));
+        for (SessionData data : new SessionData[] {new SessionData(USER_DATA.getBytes(StandardCharsets.UTF_8), null),
+                new SessionData(null, USER_DATA)}) {
+            PersistentUserSessionAdapter loaded = user(userRow(null));
+            data.parseInto(loaded);
+            assertThat(loaded.getNotes()).isEqualTo(keycloak.getNotes()).containsEntry("ünïcode", "é—✓");
+            assertThat(loaded.getIpAddress()).isEqualTo(keycloak.getIpAddress()).isEqualTo("172.21.0.1");
+            assertThat(loaded.getAuthMethod()).isEqualTo(keycloak.getAuthMethod());
+            assertThat(loaded.isRememberMe()).isEqualTo(keycloak.isRememberMe()).isTrue();
+            assertThat(loaded.getState()).isEqualTo(keycloak.getState()).isEqualTo(UserSessionModel.State.LOGGED_IN);
+            assertThat(loaded.getBrokerSessionId()).isEqualTo(keycloak.getBrokerSessionId());
+        }
+    }
+
+    @Test
+    void aClientSessionReadsAsKeycloakParsesIt() throws IOException {
+        PersistentAuthenticatedClientSessionAdapter keycloak = client(clientRow(CLIENT_DATA));
+        for (SessionData data : new SessionData[] {new SessionData(CLIENT_DATA.getBytes(StandardCharsets.UTF_8), null),
+                new SessionData(null, CLIENT_DATA)}) {
+            PersistentAuthenticatedClientSessionAdapter loaded = client(clientRow(null));
+            data.parseInto(loaded);
+            assertThat(loaded.getNotes()).isEqualTo(keycloak.getNotes()).hasSize(2);
+            assertThat(loaded.getRedirectUri()).isEqualTo(keycloak.getRedirectUri());
+            assertThat(loaded.getAction()).isEqualTo(keycloak.getAction()).isEqualTo("AUTHENTICATE");
+            assertThat(loaded.getProtocol()).isEqualTo(keycloak.getProtocol());
+        }
+    }
+
+    @Test
+    void corruptOrMissingDataIsAnError() {
+        assertThatThrownBy(() -> new SessionData("{\"notes\":{".getBytes(StandardCharsets.UTF_8), null).parseInto(user(userRow(null))))
+                .isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> new SessionData(null, "{\"unknownField\":1}").parseInto(user(userRow(null))))
+                .as("Keycloak's mapper refuses unknown properties too").isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> new SessionData(null, null).parseInto(client(clientRow(null)))).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> new SessionData("null".getBytes(StandardCharsets.UTF_8), null).parseInto(client(clientRow(null))))
+                .isInstanceOf(IOException.class);
+    }
+}
