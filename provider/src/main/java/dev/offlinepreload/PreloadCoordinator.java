@@ -147,13 +147,20 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
         Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topologyId() != topology.id());
-        CapacityAdvice capacity = capacity(topology);
+        // The count (two aggregates, 2.5 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
+        // planner asks for the limit only once they have.
+        CompletableFuture<CapacityAdvice> counted = CompletableFuture.supplyAsync(() -> capacity(topology),
+                task -> daemon(task, "offline-preload-count").start());
         LoadPlan plan;
         try {
             // With several client sessions per session the client-session cache may hold fewer sessions than the
-            // sessions cache: the plan keeps the most recent of what really fits.
-            long limit = capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity();
-            LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, limit, config.batchSize());
+            // sessions cache: the plan keeps the most recent of what really fits. Either way a node takes no more
+            // sessions than either cache holds (a session has at least one client session): the ceiling.
+            long ceiling = Math.min(config.fillLimit(store.sessionsMaxCount()), config.cacheLimit(store.clientSessionsMaxCount()));
+            LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, ceiling, () -> {
+                CapacityAdvice capacity = counted.join();
+                return capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity();
+            }, config.batchSize());
             plan = retry.call("reading the session ids", () -> planner.plan(store::forEachKey, store::forEachCandidate));
         } catch (Retry.GaveUp e) {
             if (closing) {
@@ -167,6 +174,7 @@ public final class PreloadCoordinator implements AutoCloseable {
                     store.nodeName(), config.databaseRetry().toSeconds(), e.getMessage());
             return PassOutcome.FAILED;
         }
+        CapacityAdvice capacity = counted.join();
         metrics.planned(plan.toLoad());
         metrics.state(PreloadState.LOADING);
 

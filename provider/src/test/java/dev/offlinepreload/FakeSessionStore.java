@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -39,6 +41,9 @@ final class FakeSessionStore implements SessionStore {
     volatile boolean databaseDown;
     /** countSessions fails while set (the load itself does not). */
     volatile boolean countFails;
+    /** countSessions waits (at most 5 s, then fails) until a key stream has begun, while set. */
+    volatile boolean countWaitsForKeys;
+    final CountDownLatch keysStreaming = new CountDownLatch(1);
     volatile long sessionsMaxCount = -1;
     volatile long clientSessionsMaxCount = -1;
     volatile int clientSessionsPerSession = 1;
@@ -146,6 +151,7 @@ final class FakeSessionStore implements SessionStore {
         planCalls.incrementAndGet();
         planningThreads.add(Thread.currentThread());
         failIfDown();
+        keysStreaming.countDown();
         database.keySet().forEach(sink);
     }
 
@@ -162,6 +168,14 @@ final class FakeSessionStore implements SessionStore {
         failIfDown();
         if (countFails) {
             throw new IllegalStateException("statement timeout");
+        }
+        try {
+            if (countWaitsForKeys && !keysStreaming.await(5, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("no key stream began while counting");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
         return new SessionCount(database.size(), (long) database.size() * clientSessionsPerSession);
     }

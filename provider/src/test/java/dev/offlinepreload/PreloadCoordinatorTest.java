@@ -299,6 +299,19 @@ class PreloadCoordinatorTest {
     }
 
     @Test
+    void theCapacityCountRunsWhileTheKeysStreamAndItsLimitStillHolds() throws Exception {
+        store.countWaitsForKeys = true; // a count before the key stream would wait 5 s and fail
+        store.clientSessionsPerSession = 2;
+        store.clientSessionsMaxCount = 20; // 18 client sessions after the headroom = 9 sessions of 2
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(metrics.databaseSessions()).isEqualTo(20);
+        assertThat(metrics.capacity()).isEqualTo(9);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(
+                IntStream.range(11, 20).mapToObj(FakeSessionStore::id).toList());
+    }
+
+    @Test
     void aFailedCountLeavesTheLoadDone() throws Exception {
         store.sessionsMaxCount = 10;
         store.clientSessionsMaxCount = 10;

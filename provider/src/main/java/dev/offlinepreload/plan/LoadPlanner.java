@@ -5,6 +5,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -32,7 +33,8 @@ public final class LoadPlanner {
 
     private final Predicate<String> owned;
     private final Predicate<String> cached;
-    private final long limit;
+    private final long ceiling;
+    private final LongSupplier limit;
     private final int batchSize;
 
     /**
@@ -42,8 +44,19 @@ public final class LoadPlanner {
      * @param batchSize sessions per batch
      */
     public LoadPlanner(Predicate<String> owned, Predicate<String> cached, long limit, int batchSize) {
+        this(owned, cached, limit, () -> limit, batchSize);
+    }
+
+    /**
+     * For a limit that is still being worked out while the keys stream (the capacity count runs meanwhile).
+     *
+     * @param ceiling the most the limit can turn out to be: what the keys stream may collect
+     * @param limit   asked once the keys have streamed; at most {@code ceiling}
+     */
+    public LoadPlanner(Predicate<String> owned, Predicate<String> cached, long ceiling, LongSupplier limit, int batchSize) {
         this.owned = owned;
         this.cached = cached;
+        this.ceiling = ceiling;
         this.limit = limit;
         this.batchSize = batchSize;
     }
@@ -59,23 +72,28 @@ public final class LoadPlanner {
     public LoadPlan plan(Consumer<Consumer<String>> keys, Consumer<Consumer<Candidate>> candidates) {
         List<Ranked> owned = new ArrayList<>();
         long[] seen = {0};
-        boolean[] overLimit = {false};
+        boolean[] overCeiling = {false};
         keys.accept(id -> {
             long position = seen[0]++;
-            if (!overLimit[0] && this.owned.test(id)) {
-                if (owned.size() < limit) {
+            if (!overCeiling[0] && this.owned.test(id)) {
+                if (owned.size() < ceiling) {
                     owned.add(new Ranked(new Candidate(id, 0), position));
                 } else {
-                    overLimit[0] = true;
+                    overCeiling[0] = true;
                     owned.clear(); // the recency pass below decides
                 }
             }
         });
-        return overLimit[0] ? plan(candidates) : plan(owned, seen[0], owned.size(), 0);
+        long limit = this.limit.getAsLong();
+        return overCeiling[0] || owned.size() > limit ? plan(candidates, limit) : plan(owned, seen[0], owned.size(), 0, limit);
     }
 
     /** @param source calls its consumer once per candidate, in the database's key order (a database stream) */
     public LoadPlan plan(Consumer<Consumer<Candidate>> source) {
+        return plan(source, limit.getAsLong());
+    }
+
+    private LoadPlan plan(Consumer<Consumer<Candidate>> source, long limit) {
         PriorityQueue<Ranked> mostRecent = new PriorityQueue<>(OLDEST_FIRST);
         long[] seen = {0};
         long[] ownedCount = {0};
@@ -98,11 +116,11 @@ public final class LoadPlanner {
         });
         List<Ranked> kept = new ArrayList<>(mostRecent);
         kept.sort(Comparator.comparingLong(Ranked::position));
-        return plan(kept, seen[0], ownedCount[0], ownedCount[0] - kept.size());
+        return plan(kept, seen[0], ownedCount[0], ownedCount[0] - kept.size(), limit);
     }
 
     /** @param kept the owned sessions within the limit, in key order */
-    private LoadPlan plan(List<Ranked> kept, long seen, long ownedCount, long overCapacity) {
+    private LoadPlan plan(List<Ranked> kept, long seen, long ownedCount, long overCapacity, long limit) {
         List<Ranked> toLoad = new ArrayList<>(kept.size());
         long alreadyCached = 0;
         for (Ranked r : kept) {

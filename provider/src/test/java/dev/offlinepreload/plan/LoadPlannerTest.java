@@ -45,6 +45,23 @@ class LoadPlannerTest {
     }
 
     @Test
+    void aLimitWorkedOutWhileTheKeysStreamIsAskedOnceTheyHaveAndKeepsTheMostRecent() {
+        long[] limit = {-1};
+        LoadPlanner planner = new LoadPlanner(id -> true, id -> false, 8, () -> limit[0], 1000);
+        Consumer<Consumer<String>> keys = sink -> {
+            IntStream.range(0, 6).forEach(i -> sink.accept("s" + i));
+            limit[0] = 3; // the count finished meanwhile
+        };
+        LoadPlan plan = planner.plan(keys, sessions(6));
+        assertThat(ids(plan)).containsExactly("s3", "s4", "s5");
+        assertThat(plan.overCapacity()).isEqualTo(3);
+
+        LoadPlanner roomy = new LoadPlanner(id -> true, id -> false, 8, () -> 8, 1000);
+        assertThat(ids(roomy.plan(sink -> IntStream.range(0, 6).forEach(i -> sink.accept("s" + i)), sessions(6))))
+                .as("all fit: the keys alone plan").containsExactly("s0", "s1", "s2", "s3", "s4", "s5");
+    }
+
+    @Test
     void keepsTheMostRecentWithinTheLimit() {
         LoadPlan plan = planner(id -> true, id -> false, 3).plan(sessions(10));
         assertThat(ids(plan)).containsExactly("s7", "s8", "s9");
