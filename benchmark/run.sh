@@ -3,7 +3,7 @@
 #   bash benchmark/run.sh            full run, results in benchmark/results/
 #   bash benchmark/run.sh --quick    for iteration: 1M sessions, this loader at its defaults and the raw read, about
 #                                    5 minutes (results in benchmark/results-quick/)
-# Options: --sizes=250000,1000000 --batches=1000,4000,8192 --workers=1,2 --kc24-segments=64,2048 --refresh-tokens=10000
+# Options: --sizes=250000,1000000 --batches=1000,4000,8192 --workers=2,4,8 --kc24-segments=64,2048 --refresh-tokens=10000
 #          --refresh-sessions=100000 --cluster-sessions=1000000 --client-sessions=3 --heap=4g
 #          --phases=ours,kc24,refresh (loaders = ours,kc24) --jfr=SECONDS (JFR profile of each load) --out=DIR
 #          --shared-buffers=4GB (PostgreSQL's shared_buffers; 128MB reproduces runs before 2026-11-23)

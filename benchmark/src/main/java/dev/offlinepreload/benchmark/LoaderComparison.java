@@ -114,7 +114,7 @@ final class LoaderComparison {
                 node.setEnv("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT",
                         Long.toString((long) largest * settings.clientSessions() * 5 / 4 + 1000));
                 node.setEnv("JAVA_OPTS_APPEND", heapFlags(SEVERAL_CLIENTS_HEAP));
-                results.add(measureOurs(node, db, largest, Report.DEFAULT_BATCH, Runtime.getRuntime().availableProcessors(),
+                results.add(measureOurs(node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(),
                         severalClientsNote()));
             }
         }

@@ -15,6 +15,7 @@ import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
 import com.sun.management.OperatingSystemMXBean;
+import dev.offlinepreload.config.PreloadConfig;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
@@ -27,6 +28,11 @@ final class Report {
 
     /** The provider's default batch size; BenchmarkDefaultsTest keeps it equal to PreloadOption.BATCH_SIZE. */
     static final int DEFAULT_BATCH = 1000;
+
+    /** The provider's default workers on this machine's CPUs. */
+    static int defaultWorkers() {
+        return PreloadConfig.parse(key -> null, cpus()).workers();
+    }
     private static final String OURS = LoadResult.OURS;
     private static final String KC24 = LoadResult.KC24;
     private static final String RAW = LoadResult.RAW;
@@ -95,7 +101,7 @@ final class Report {
         md.append("| loader | ").append(sizes.stream().map(s -> sessionsLabel(s)).collect(Collectors.joining(" | ")))
                 .append(" | sessions/s at ").append(sessionsLabel(largest())).append(" |\n|---|")
                 .append("---|".repeat(sizes.size())).append("---|\n");
-        row("this provider, defaults (batch " + DEFAULT_BATCH + ", workers " + cpus() + ")", s -> ourDefault(s));
+        row("this provider, defaults (batch " + DEFAULT_BATCH + ", workers " + defaultWorkers() + ")", s -> ourDefault(s));
         row("this provider, best setting", s -> best(OURS, s));
         row("Keycloak 24.0.5, sessionsPerSegment 64 (its default)", s -> at(KC24, s, 64));
         row("Keycloak 24.0.5, its best sessionsPerSegment", s -> best(KC24, s));
@@ -331,7 +337,7 @@ final class Report {
     }
 
     private LoadResult ourDefault(int size) {
-        return at(OURS, size, DEFAULT_BATCH, cpus());
+        return at(OURS, size, DEFAULT_BATCH, defaultWorkers());
     }
 
     private LoadResult at(String loader, int size, int batch) {

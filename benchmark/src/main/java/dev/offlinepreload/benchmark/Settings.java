@@ -5,8 +5,6 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
-import java.util.stream.IntStream;
 
 /**
  * What to measure. Defaults are the full run; {@code --quick} is the iteration run: one size (1M), this provider at
@@ -33,8 +31,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         Map<String, String> options = new LinkedHashMap<>();
         options.put("sizes", quick ? "1000000" : "250000,1000000");
         options.put("batches", quick ? Integer.toString(Report.DEFAULT_BATCH) : "1000,4000,8192");
-        options.put("workers", quick ? Integer.toString(cpus)
-                : IntStream.rangeClosed(1, cpus).mapToObj(Integer::toString).collect(Collectors.joining(",")));
+        int workers = Report.defaultWorkers();
+        options.put("workers", quick ? Integer.toString(workers) : cpus + "," + workers + "," + 2 * workers);
         options.put("kc24-segments", "64,1024,2048");
         options.put("refresh-tokens", "10000");
         options.put("refresh-sessions", "100000");

@@ -14,6 +14,11 @@ class BenchmarkDefaultsTest {
     }
 
     @Test
+    void reportUsesTheProvidersDefaultWorkers() {
+        assertThat(Report.defaultWorkers()).isEqualTo(2 * Runtime.getRuntime().availableProcessors());
+    }
+
+    @Test
     void sessionCountsReadLikeTheFieldReports() {
         assertThat(Report.sessionsLabel(250_000)).isEqualTo("250k");
         assertThat(Report.sessionsLabel(1_000_000)).isEqualTo("1M");

@@ -39,7 +39,9 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
 
     /**
      * @param lookup returns the raw value an operator set for an option key, or null when unset
-     * @param cpus   the node's CPU count, the default number of workers
+     * @param cpus   the node's CPU count; the default number of workers is twice that (a worker waits for the
+     *               database about half of its time: on 2 CPUs, 4 workers loaded 1M sessions in 32 s, 2 in 37 s and
+     *               8 in 33 s, benchmark/results/progress-2026-11-23b.log)
      * @throws InvalidOptionException naming the first option whose value cannot be used
      */
     public static PreloadConfig parse(Function<String, String> lookup, int cpus) {
@@ -47,7 +49,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
         return new PreloadConfig(
                 options.bool(PreloadOption.PRELOADING),
                 options.integer(PreloadOption.BATCH_SIZE, 1, 100_000),
-                options.integer(PreloadOption.WORKERS_PER_NODE, 1, 64, Math.max(1, Math.min(cpus, 64))),
+                options.integer(PreloadOption.WORKERS_PER_NODE, 1, 64, Math.max(1, Math.min(2 * cpus, 64))),
                 options.nameList(PreloadOption.PARTICIPATING_NODES),
                 options.integer(PreloadOption.MAX_SESSIONS_PER_NODE, 0, Integer.MAX_VALUE),
                 options.integer(PreloadOption.CAPACITY_HEADROOM_PERCENT, 0, 90),

@@ -14,7 +14,7 @@ public enum PreloadOption {
     BATCH_SIZE("batch-size", "int", "1000",
             "Offline sessions read and imported per batch, 1 to 100000: one key-range read per table, or id lists split at 1000."),
     WORKERS_PER_NODE("workers-per-node", "int", null,
-            "Loader threads per node, 1 to 64; each holds at most one database connection. Default: the node's CPUs."),
+            "Loader threads per node, 1 to 64; each holds at most one database connection. Default: twice the node's CPUs."),
     PARTICIPATING_NODES("participating-nodes", "string", "*",
             "Comma-separated node names that preload (spi-cache-embedded--default--node-name), or * for all. "
                     + "A node left out serves its share lazily."),

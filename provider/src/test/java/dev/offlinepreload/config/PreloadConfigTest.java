@@ -47,7 +47,7 @@ class PreloadConfigTest {
     void defaultsForEveryOption() {
         PreloadConfig config = parse(Map.of());
         assertThat(config.batchSize()).isEqualTo(1000);
-        assertThat(config.workers()).as("the CPUs given to parse").isEqualTo(4);
+        assertThat(config.workers()).as("twice the CPUs given to parse").isEqualTo(8);
         assertThat(config.participatingNodes()).as("all").isEmpty();
         assertThat(config.headroomPercent()).isEqualTo(10);
         assertThat(config.databaseRetry()).hasSeconds(120);
