@@ -15,7 +15,6 @@ import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
 import com.sun.management.OperatingSystemMXBean;
-import dev.offlinepreload.config.PreloadConfig;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
@@ -29,9 +28,9 @@ final class Report {
     /** The provider's default batch size; BenchmarkDefaultsTest keeps it equal to PreloadOption.BATCH_SIZE. */
     static final int DEFAULT_BATCH = 1000;
 
-    /** The provider's default workers on this machine's CPUs. */
+    /** The provider's default workers on this machine's CPUs (the provider is not on the benchmark's classpath). */
     static int defaultWorkers() {
-        return PreloadConfig.parse(key -> null, cpus()).workers();
+        return 2 * cpus();
     }
     private static final String OURS = LoadResult.OURS;
     private static final String KC24 = LoadResult.KC24;

@@ -2,6 +2,7 @@ package dev.offlinepreload.benchmark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.config.PreloadOption;
 import org.junit.jupiter.api.Test;
 
@@ -15,7 +16,8 @@ class BenchmarkDefaultsTest {
 
     @Test
     void reportUsesTheProvidersDefaultWorkers() {
-        assertThat(Report.defaultWorkers()).isEqualTo(2 * Runtime.getRuntime().availableProcessors());
+        int cpus = Runtime.getRuntime().availableProcessors();
+        assertThat(Report.defaultWorkers()).isEqualTo(PreloadConfig.parse(key -> null, cpus).workers());
     }
 
     @Test
