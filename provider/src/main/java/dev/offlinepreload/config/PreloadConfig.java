@@ -41,7 +41,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
      * @param lookup returns the raw value an operator set for an option key, or null when unset
      * @param cpus   the node's CPU count; the default number of workers is twice that (a worker waits for the
      *               database about half of its time: on 2 CPUs, 4 workers loaded 1M sessions in 32 s, 2 in 37 s and
-     *               8 in 33 s, benchmark/results/progress-2026-11-23b.log)
+     *               8 in 33 s, benchmark/results/quick-2026-11-23.log)
      * @throws InvalidOptionException naming the first option whose value cannot be used
      */
     public static PreloadConfig parse(Function<String, String> lookup, int cpus) {
