@@ -78,7 +78,6 @@ final class BatchImport {
 
     BatchResult run(Batch batch) {
         long mark = removals.mark();
-        long topology = caches.topologyId();
         try {
             Set<String> wanted = new HashSet<>(batch.ids());
             List<UserSessionRow> rows = queries.userSessions(em, batch, wanted::contains);
@@ -100,11 +99,6 @@ final class BatchImport {
                 load(row, clientRows.getOrDefault(row.entity().userSessionId(), List.of()), localUsers, now, provider);
             }
             takeOutRemovedSince(mark);
-            if (persistentSessions && caches.topologyId() != topology) {
-                List<ImportedSession> owned = caches.dropUnowned(imported); // segments moved while it ran
-                imported.clear();
-                imported.addAll(owned);
-            }
         } finally {
             removals.release(mark);
         }
@@ -143,9 +137,7 @@ final class BatchImport {
             return;
         }
         if (persistentSessions) {
-            if (caches.owns(id)) { // false only once the topology has changed: the pass stops and plans again
-                importSession(model, realm, clientRows);
-            }
+            importSession(model, realm, clientRows);
         } else {
             importThroughKeycloak(provider, model, realm, clientRows);
         }
@@ -164,11 +156,14 @@ final class BatchImport {
         }
         List<ClientSessionEntry> entries = clientEntries(entity, model, realm, clientRows, null);
         entries.forEach(e -> entity.getClientSessions().add(e.client().getId()));
-        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent(entity.getId(), OfflineCaches.wrap(entity),
-                SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan));
-        if (existing != null) {
+        ContainerWriter.Result<SessionEntityWrapper<UserSessionEntity>> stored = caches.putIfAbsent(entity.getId(),
+                OfflineCaches.wrap(entity), SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan));
+        if (stored.outcome() == ContainerWriter.Outcome.NOT_OWNED) {
+            return; // the topology changed since planning: the pass stops and plans again
+        }
+        if (stored.outcome() == ContainerWriter.Outcome.PRESENT) {
             alreadyCached++; // a request loaded it first; its state is at least as new
-            completeClientSessions(existing.getEntity(), model, realm, clientRows);
+            completeClientSessions(stored.present().getEntity(), model, realm, clientRows);
             return;
         }
         List<String> put = new ArrayList<>(entries.size());

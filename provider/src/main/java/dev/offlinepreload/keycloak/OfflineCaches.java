@@ -3,7 +3,6 @@ package dev.offlinepreload.keycloak;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -23,10 +22,7 @@ import org.infinispan.context.Flag;
 import org.infinispan.distribution.DistributionManager;
 import org.infinispan.distribution.LocalizedCacheTopology;
 import org.infinispan.distribution.ch.ConsistentHash;
-import org.infinispan.distribution.ch.KeyPartitioner;
 import org.infinispan.factories.ComponentRegistry;
-import org.infinispan.metadata.EmbeddedMetadata;
-import org.infinispan.metadata.Metadata;
 import org.infinispan.topology.CacheTopology;
 import org.keycloak.models.sessions.infinispan.changes.SessionEntityWrapper;
 import org.keycloak.models.sessions.infinispan.entities.AuthenticatedClientSessionEntity;
@@ -39,18 +35,8 @@ import org.keycloak.models.sessions.infinispan.entities.UserSessionEntity;
  * local put-if-absent, and removal of entries. Client sessions live in their user session's segment, so one
  * ownership test covers both.
  * <p>
- * The loader's writes are local, owner-only writes of data read from the database, as Infinispan's own preload does,
- * but one step lower: an atomic put-if-absent straight into this node's data container ({@code compute} on the
- * key), with Infinispan's own entry factory and the same lifespan metadata a cache put builds. No command, no
- * interceptor chain, no key lock, no listener: through the cache API, with {@code CACHE_MODE_LOCAL}, that path cost
- * half of the put's CPU, and a fifth of the whole load's (JFR, 1M sessions). Requests keep going through the cache
- * API meanwhile; the container's compute is atomic per key against their commits, so their state always wins: a
- * request that cached the session first keeps its entry, and a request that commits later overwrites ours.
- * <p>
- * What the chain would also have done is checked here: a write lands only in a segment this node owns for writing
- * in the current topology ({@link #owns}), and a batch during which the topology changed drops again whatever it
- * put in segments it no longer owns ({@link #dropUnowned}), so no entry is left behind in a segment that moved away
- * (Infinispan's own state transfer cleans only what was there when the segment left).
+ * The loader's writes are local, owner-only put-if-absent writes straight into each cache's data container
+ * ({@link ContainerWriter}); requests keep going through the cache API, and their state always wins.
  * <p>
  * Whether this node holds an entry is read straight from its data container ({@code peek}: no interceptor chain, no
  * lock, no access recorded for eviction), skipping expired entries. A check over every loaded session cost about 5 µs
@@ -65,8 +51,8 @@ final class OfflineCaches {
     private final AdvancedCache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions;
     private final InternalDataContainer<String, SessionEntityWrapper<UserSessionEntity>> sessionEntries;
     private final InternalDataContainer<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessionEntries;
-    private final KeyPartitioner sessionSegments;
-    private final KeyPartitioner clientSessionSegments;
+    private final ContainerWriter<String, SessionEntityWrapper<UserSessionEntity>> sessionWriter;
+    private final ContainerWriter<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessionWriter;
     private final TimeService time;
 
     OfflineCaches(Cache<String, SessionEntityWrapper<UserSessionEntity>> sessions,
@@ -77,8 +63,8 @@ final class OfflineCaches {
                 Flag.SKIP_CACHE_LOAD, Flag.SKIP_CACHE_STORE, Flag.SKIP_XSITE_BACKUP);
         this.sessionEntries = ComponentRegistry.componentOf(sessions, InternalDataContainer.class);
         this.clientSessionEntries = ComponentRegistry.componentOf(clientSessions, InternalDataContainer.class);
-        this.sessionSegments = ComponentRegistry.componentOf(sessions, KeyPartitioner.class);
-        this.clientSessionSegments = ComponentRegistry.componentOf(clientSessions, KeyPartitioner.class);
+        this.sessionWriter = new ContainerWriter<>(this.sessions);
+        this.clientSessionWriter = new ContainerWriter<>(this.clientSessions);
         this.time = ComponentRegistry.componentOf(sessions, TimeService.class);
     }
 
@@ -191,65 +177,16 @@ final class OfflineCaches {
         }
     }
 
-    /**
-     * Whether this node owns the session's segment for writing, in both caches' current topology (a client session
-     * lives in its user session's segment).
-     */
-    boolean owns(String userSessionId) {
-        return writeOwner(sessions, sessionSegments.getSegment(userSessionId))
-                && writeOwner(clientSessions, clientSessionSegments.getSegment(userSessionId));
+    /** Put-if-absent of a user session's entry; see {@link ContainerWriter}. */
+    ContainerWriter.Result<SessionEntityWrapper<UserSessionEntity>> putIfAbsent(String id,
+            SessionEntityWrapper<UserSessionEntity> wrapper, long lifespanMs) {
+        return sessionWriter.putIfAbsent(id, wrapper, lifespanMs);
     }
 
-    private static boolean writeOwner(AdvancedCache<?, ?> cache, int segment) {
-        DistributionManager distribution = cache.getDistributionManager();
-        return distribution == null || distribution.getCacheTopology().isSegmentWriteOwner(segment);
-    }
-
-    /**
-     * Call {@link #owns} first.
-     *
-     * @return the entry already cached (then nothing was put), or null if this one was put
-     */
-    SessionEntityWrapper<UserSessionEntity> putIfAbsent(String id, SessionEntityWrapper<UserSessionEntity> wrapper,
-                                                        long lifespanMs) {
-        return putIfAbsent(sessionEntries, sessionSegments.getSegment(id), id, wrapper, lifespanMs);
-    }
-
-    /** @return whether it was put (false: a client session was cached already) */
+    /** @return whether it was put (false: a client session was cached already, or the segment moved away) */
     boolean putIfAbsent(EmbeddedClientSessionKey key, SessionEntityWrapper<AuthenticatedClientSessionEntity> wrapper,
                         long lifespanMs) {
-        return putIfAbsent(clientSessionEntries, clientSessionSegments.getSegment(key), key, wrapper, lifespanMs) == null;
-    }
-
-    /** Atomic per key in the container; an expired entry counts as absent, as it does for a cache put. */
-    private <K, V> V putIfAbsent(InternalDataContainer<K, V> container, int segment, K key, V value, long lifespanMs) {
-        Metadata metadata = new EmbeddedMetadata.Builder().lifespan(lifespanMs).maxIdle(-1).build();
-        long now = time.wallClockTime();
-        InternalCacheEntry<K, V> entry = container.compute(segment, key, (k, old, factory) ->
-                old != null && !old.isExpired(now) ? old : factory.create(k, value, metadata));
-        return entry.getValue() == value ? null : entry.getValue();
-    }
-
-    /**
-     * After a batch during which the topology changed: takes out of the data containers what the batch put in
-     * segments this node no longer owns for writing.
-     *
-     * @return the sessions still owned
-     */
-    List<ImportedSession> dropUnowned(List<ImportedSession> imported) {
-        List<ImportedSession> owned = new ArrayList<>(imported.size());
-        for (ImportedSession session : imported) {
-            if (owns(session.id())) {
-                owned.add(session);
-                continue;
-            }
-            for (String clientId : session.clientIds()) {
-                EmbeddedClientSessionKey key = new EmbeddedClientSessionKey(session.id(), clientId);
-                clientSessionEntries.remove(clientSessionSegments.getSegment(key), key);
-            }
-            sessionEntries.remove(sessionSegments.getSegment(session.id()), session.id());
-        }
-        return owned;
+        return clientSessionWriter.putIfAbsent(key, wrapper, lifespanMs).outcome() == ContainerWriter.Outcome.PUT;
     }
 
     long sessionsMaxCount() {

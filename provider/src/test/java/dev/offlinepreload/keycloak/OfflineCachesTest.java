@@ -3,10 +3,16 @@ package dev.offlinepreload.keycloak;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
+import dev.offlinepreload.keycloak.ContainerWriter.Outcome;
 import dev.offlinepreload.load.ImportedSession;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.factories.ComponentRegistry;
 import org.infinispan.manager.DefaultCacheManager;
+import org.infinispan.util.concurrent.DataOperationOrderer;
+import org.infinispan.util.concurrent.DataOperationOrderer.Operation;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.keycloak.models.sessions.infinispan.changes.SessionEntityWrapper;
@@ -21,8 +27,9 @@ class OfflineCachesTest {
     private final OfflineCaches caches;
 
     OfflineCachesTest() {
-        manager.defineConfiguration("sessions", new ConfigurationBuilder().build());
-        manager.defineConfiguration("clientSessions", new ConfigurationBuilder().build());
+        // bounded, as persistent sessions' offline caches always are
+        manager.defineConfiguration("sessions", new ConfigurationBuilder().memory().maxCount(1000).build());
+        manager.defineConfiguration("clientSessions", new ConfigurationBuilder().memory().maxCount(1000).build());
         caches = new OfflineCaches(manager.getCache("sessions"), manager.getCache("clientSessions"));
     }
 
@@ -60,11 +67,25 @@ class OfflineCachesTest {
     void putIfAbsentNeverReplacesAnEntry() {
         putSession("s1", "app-1");
         UserSessionEntity newer = new UserSessionEntity("s1");
-        SessionEntityWrapper<UserSessionEntity> existing = caches.putIfAbsent("s1", OfflineCaches.wrap(newer), 60_000);
-        assertThat(existing).isNotNull();
-        assertThat(caches.session("s1").getEntity()).isNotSameAs(newer);
+        var existing = caches.putIfAbsent("s1", OfflineCaches.wrap(newer), 60_000);
+        assertThat(existing.outcome()).isEqualTo(Outcome.PRESENT);
+        assertThat(existing.present().getEntity()).isNotSameAs(newer).isSameAs(caches.session("s1").getEntity());
         assertThat(putClientSession("s1", "app-1")).isTrue();
         assertThat(putClientSession("s1", "app-1")).as("second put of the same client session").isFalse();
+    }
+
+    @Test
+    void aWriteWaitsForAWriteOrRemovalOfTheSameKeyThatIsStillBeingCommitted() throws Exception {
+        DataOperationOrderer orderer = ComponentRegistry.componentOf(manager.getCache("sessions"), DataOperationOrderer.class);
+        CompletableFuture<Operation> removal = new CompletableFuture<>(); // a logout's removal, its listeners not yet told
+        assertThat(orderer.orderOn("s1", removal)).isNull();
+        CompletableFuture<Outcome> put = CompletableFuture.supplyAsync(
+                () -> caches.putIfAbsent("s1", OfflineCaches.wrap(new UserSessionEntity("s1")), 60_000).outcome());
+        Thread.sleep(300);
+        assertThat(put).as("the loader's write waits for the removal").isNotDone();
+        orderer.completeOperation("s1", removal, Operation.REMOVE);
+        assertThat(put.get(5, TimeUnit.SECONDS)).isEqualTo(Outcome.PUT);
+        assertThat(orderer.getCurrentStage("s1")).as("the loader's own operation is over").isNull();
     }
 
     @Test
@@ -93,10 +114,11 @@ class OfflineCachesTest {
     @Test
     void anExpiredEntryCountsAsAbsent() throws InterruptedException {
         UserSessionEntity old = new UserSessionEntity("s1");
-        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(old), 1)).isNull();
+        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(old), 1).outcome()).isEqualTo(Outcome.PUT);
         Thread.sleep(20);
         UserSessionEntity fresh = new UserSessionEntity("s1");
-        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(fresh), 60_000)).as("the expired entry is replaced").isNull();
+        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(fresh), 60_000).outcome()).as("the expired entry is replaced")
+                .isEqualTo(Outcome.PUT);
         assertThat(caches.session("s1").getEntity()).isSameAs(fresh);
     }
 
