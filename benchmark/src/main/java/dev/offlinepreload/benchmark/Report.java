@@ -32,6 +32,7 @@ final class Report {
     static int defaultWorkers() {
         return 2 * cpus();
     }
+
     private static final String OURS = LoadResult.OURS;
     private static final String KC24 = LoadResult.KC24;
     private static final String RAW = LoadResult.RAW;

@@ -8,12 +8,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import dev.offlinepreload.keycloak.SessionQueries.ClientSessionRow;
+import dev.offlinepreload.keycloak.SessionQueries.UserSessionRow;
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.BatchResult.SkippedRow;
 import dev.offlinepreload.load.ImportedSession;
 import dev.offlinepreload.load.RowCheck;
-import dev.offlinepreload.keycloak.SessionQueries.ClientSessionRow;
-import dev.offlinepreload.keycloak.SessionQueries.UserSessionRow;
 import dev.offlinepreload.plan.Batch;
 import jakarta.persistence.EntityManager;
 import org.keycloak.common.util.Time;

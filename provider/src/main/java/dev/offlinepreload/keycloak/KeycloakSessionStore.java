@@ -27,8 +27,9 @@ import org.keycloak.models.utils.KeycloakModelUtils;
 
 /**
  * The loader's access to Keycloak: the database through Keycloak's transactions and its connection, the caches through
- * Infinispan. Together with {@link BatchImport}, {@link OfflineCaches}, {@link RemovalWatch}, {@link SessionQueries},
- * {@link SessionData}, {@link ContainerWriter} and {@link DeletedSessionSweep} this package is the only code that touches Keycloak internals.
+ * Infinispan. Together with {@link BatchImport}, {@link OfflineCaches}, {@link ContainerWriter}, {@link RemovalWatch},
+ * {@link SessionQueries}, {@link SessionData} and {@link DeletedSessionSweep} this package is the only code that
+ * touches Keycloak internals.
  */
 public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.keycloak.models.UserSessionModel;
@@ -41,11 +42,15 @@ class SessionDataTest {
         return new PersistentAuthenticatedClientSessionAdapter(null, row, null, null, null);
     }
 
+    /** DATA as PostgreSQL's bytes and as other databases' text. */
+    private static List<SessionData> bothForms(String json) {
+        return List.of(new SessionData(json.getBytes(StandardCharsets.UTF_8), null), new SessionData(null, json));
+    }
+
     @Test
     void aUserSessionReadsAsKeycloakParsesIt() throws IOException {
         PersistentUserSessionAdapter keycloak = user(userRow(USER_DATA));
-        for (SessionData data : new SessionData[] {new SessionData(USER_DATA.getBytes(StandardCharsets.UTF_8), null),
-                new SessionData(null, USER_DATA)}) {
+        for (SessionData data : bothForms(USER_DATA)) {
             PersistentUserSessionAdapter loaded = user(userRow(null));
             data.parseInto(loaded);
             assertThat(loaded.getNotes()).isEqualTo(keycloak.getNotes()).containsEntry("ünïcode", "é—✓");
@@ -60,8 +65,7 @@ class SessionDataTest {
     @Test
     void aClientSessionReadsAsKeycloakParsesIt() throws IOException {
         PersistentAuthenticatedClientSessionAdapter keycloak = client(clientRow(CLIENT_DATA));
-        for (SessionData data : new SessionData[] {new SessionData(CLIENT_DATA.getBytes(StandardCharsets.UTF_8), null),
-                new SessionData(null, CLIENT_DATA)}) {
+        for (SessionData data : bothForms(CLIENT_DATA)) {
             PersistentAuthenticatedClientSessionAdapter loaded = client(clientRow(null));
             data.parseInto(loaded);
             assertThat(loaded.getNotes()).isEqualTo(keycloak.getNotes()).hasSize(2);
