@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import org.keycloak.models.session.PersistentAuthenticatedClientSessionAdapter;
 import org.keycloak.models.session.PersistentUserSessionAdapter;
@@ -17,7 +18,7 @@ import org.keycloak.util.JsonSerialization;
  * the same mapper and into the same classes, but from the UTF-8 bytes where the driver hands them out unconverted
  * (PostgreSQL), through a reader resolved once, and sets the result where the adapter's lazy parse would have put
  * it. Profile of a 1M load: Jackson was a quarter of the loader's CPU, and DATA decoded into strings a tenth of
- * everything it allocated.
+ * everything it allocated. Equal string values share one instance in the cache ({@link SharedStrings}).
  *
  * @param utf8 the column's bytes, UTF-8 (PostgreSQL), or null
  * @param text the column as a string (other databases), or null
@@ -26,8 +27,10 @@ record SessionData(byte[] utf8, String text) {
 
     private static final Class<?> USER_DATA = nested(PersistentUserSessionAdapter.class, "PersistentUserSessionData");
     private static final Class<?> CLIENT_DATA = nested(PersistentAuthenticatedClientSessionAdapter.class, "PersistentClientSessionData");
-    private static final ObjectReader USER_READER = JsonSerialization.mapper.readerFor(USER_DATA);
-    private static final ObjectReader CLIENT_READER = JsonSerialization.mapper.readerFor(CLIENT_DATA);
+    /** Keycloak's mapper, each equal string value read as one instance ({@link SharedStrings}). */
+    private static final ObjectMapper MAPPER = JsonSerialization.mapper.copy().registerModule(new SharedStrings().module());
+    private static final ObjectReader USER_READER = MAPPER.readerFor(USER_DATA);
+    private static final ObjectReader CLIENT_READER = MAPPER.readerFor(CLIENT_DATA);
     private static final VarHandle USER_FIELD = dataField(PersistentUserSessionAdapter.class, USER_DATA);
     private static final VarHandle CLIENT_FIELD = dataField(PersistentAuthenticatedClientSessionAdapter.class, CLIENT_DATA);
 

@@ -76,6 +76,19 @@ class SessionDataTest {
     }
 
     @Test
+    void equalValuesOfTwoSessionsAreOneInstance() throws IOException {
+        PersistentUserSessionAdapter first = user(userRow(null));
+        PersistentUserSessionAdapter second = user(userRow(null));
+        new SessionData(USER_DATA.getBytes(StandardCharsets.UTF_8), null).parseInto(first);
+        new SessionData(null, USER_DATA).parseInto(second);
+        assertThat(second.getIpAddress()).isSameAs(first.getIpAddress());
+        assertThat(second.getNotes().get("KC_DEVICE_NOTE")).isSameAs(first.getNotes().get("KC_DEVICE_NOTE"));
+        PersistentAuthenticatedClientSessionAdapter client = client(clientRow(null));
+        new SessionData(null, CLIENT_DATA).parseInto(client);
+        assertThat(client.getProtocol()).as("the same value in another session kind").isSameAs(first.getAuthMethod());
+    }
+
+    @Test
     void corruptOrMissingDataIsAnError() {
         assertThatThrownBy(() -> new SessionData("{\"notes\":{".getBytes(StandardCharsets.UTF_8), null).parseInto(user(userRow(null))))
                 .isInstanceOf(IOException.class);

@@ -1,0 +1,70 @@
+package dev.offlinepreload.keycloak;
+
+import java.io.IOException;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.type.LogicalType;
+import com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer;
+import com.fasterxml.jackson.databind.deser.std.StringDeserializer;
+
+/**
+ * DATA's string values, each equal value one shared instance: most of them repeat from session to session (the
+ * authentication method, the issuer, the client id note, the level of authentication, the state, often the IP address
+ * and the device note), and every copy would otherwise stay in the cache as a string of its own, and be copied by every
+ * young collection during the load. A value is looked up in a small table indexed by its hash; a different value in
+ * its slot replaces it, so the table never grows, holds at most {@code SLOTS} strings of at most {@code MAX_LENGTH}
+ * characters, and values that never repeat (timestamps) cost one lookup each and share nothing.
+ * <p>
+ * The table's slots are read and written without locks: a {@link String} is immutable and safely published through
+ * its final fields, so a thread sees either an older string, which then fails the equality check, or the one written.
+ */
+final class SharedStrings extends StdScalarDeserializer<String> {
+
+    static final int SLOTS = 1 << 13;
+    static final int MAX_LENGTH = 256;
+
+    private final String[] slots = new String[SLOTS];
+
+    SharedStrings() {
+        super(String.class);
+    }
+
+    /** The shared instance of {@code value} if the table holds one, else {@code value}, which the table then holds. */
+    String share(String value) {
+        if (value == null || value.length() > MAX_LENGTH) {
+            return value;
+        }
+        int h = value.hashCode();
+        int slot = (h ^ (h >>> 16)) & (SLOTS - 1);
+        String known = slots[slot];
+        if (value.equals(known)) {
+            return known;
+        }
+        slots[slot] = value;
+        return value;
+    }
+
+    /** A Jackson module that reads every string value through this table. */
+    SimpleModule module() {
+        return new SimpleModule("offline-preload-shared-strings").addDeserializer(String.class, this);
+    }
+
+    @Override
+    public LogicalType logicalType() {
+        return LogicalType.Textual;
+    }
+
+    @Override
+    public Object getEmptyValue(DeserializationContext ctxt) {
+        return "";
+    }
+
+    @Override
+    public String deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+        // Anything but a plain string (a number or boolean read as text, a coercion error) is Jackson's own handling
+        return share(p.hasToken(JsonToken.VALUE_STRING) ? p.getText() : StringDeserializer.instance.deserialize(p, ctxt));
+    }
+}
