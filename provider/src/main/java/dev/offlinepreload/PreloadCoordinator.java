@@ -147,7 +147,7 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
         Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topologyId() != topology.id());
-        // The count (two aggregates, 2.5 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
+        // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
         // planner asks for the limit only once they have.
         CompletableFuture<CapacityAdvice> counted = CompletableFuture.supplyAsync(() -> capacity(topology),
                 task -> daemon(task, "offline-preload-count").start());
