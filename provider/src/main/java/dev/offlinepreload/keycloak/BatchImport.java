@@ -86,17 +86,10 @@ final class BatchImport {
             for (ClientSessionRow row : queries.clientSessions(em, batch, wanted::contains)) {
                 clientRows.computeIfAbsent(row.entity().getUserSessionId(), id -> new ArrayList<>(2)).add(row);
             }
-            Set<String> users = new HashSet<>();
-            rows.forEach(row -> {
-                if (isLocalUser(row.entity().userId())) {
-                    users.add(row.entity().userId());
-                }
-            });
-            Set<String> localUsers = queries.existingLocalUsers(em, users);
             int now = Time.currentTime();
             UserSessionProvider provider = persistentSessions ? null : session.getProvider(UserSessionProvider.class, providerId);
             for (UserSessionRow row : rows) {
-                load(row, clientRows.getOrDefault(row.entity().userSessionId(), List.of()), localUsers, now, provider);
+                load(row, clientRows.getOrDefault(row.entity().userSessionId(), List.of()), now, provider);
             }
             takeOutRemovedSince(mark);
         } finally {
@@ -106,8 +99,7 @@ final class BatchImport {
         return new BatchResult(List.copyOf(imported), clientSessions, alreadyCached, repaired, expired, gone, List.copyOf(skipped));
     }
 
-    private void load(UserSessionRow userSessionRow, List<ClientSessionRow> clientRows, Set<String> localUsers, int now,
-                      UserSessionProvider provider) {
+    private void load(UserSessionRow userSessionRow, List<ClientSessionRow> clientRows, int now, UserSessionProvider provider) {
         ImmutablePersistentUserSessionEntity row = userSessionRow.entity();
         String id = row.userSessionId();
         String problem = RowCheck.timestampProblem(row.createOn(), row.lastSessionRefresh(), now);
@@ -115,7 +107,7 @@ final class BatchImport {
         if (problem == null && realm == null) {
             problem = "realm " + row.realmId() + " does not exist";
         }
-        if (problem == null && isLocalUser(row.userId()) && !localUsers.contains(row.userId())) {
+        if (problem == null && isLocalUser(row.userId()) && !userSessionRow.localUserExists()) {
             problem = "user " + row.userId() + " does not exist";
         }
         if (problem != null) {
