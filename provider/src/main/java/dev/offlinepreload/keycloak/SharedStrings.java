@@ -49,6 +49,40 @@ final class SharedStrings extends StdScalarDeserializer<String> {
         return value;
     }
 
+    /**
+     * As {@link #share(String)}, for a value still in the parser's buffer: a value the table holds is returned without
+     * making a string of it first (no copy to allocate, and for the collector to copy while in flight).
+     */
+    String share(char[] buffer, int offset, int length) {
+        if (length > MAX_LENGTH) {
+            return new String(buffer, offset, length);
+        }
+        int h = 0;
+        for (int i = offset; i < offset + length; i++) {
+            h = 31 * h + buffer[i]; // String.hashCode's, so both paths find a value in the same slot
+        }
+        int slot = (h ^ (h >>> 16)) & (SLOTS - 1);
+        String known = slots[slot];
+        if (known != null && equal(known, buffer, offset, length)) {
+            return known;
+        }
+        String value = new String(buffer, offset, length);
+        slots[slot] = value;
+        return value;
+    }
+
+    private static boolean equal(String known, char[] buffer, int offset, int length) {
+        if (known.length() != length) {
+            return false;
+        }
+        for (int i = 0; i < length; i++) {
+            if (known.charAt(i) != buffer[offset + i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** A Jackson module that reads every string value through this table. */
     SimpleModule module() {
         return new SimpleModule("offline-preload-shared-strings").addDeserializer(String.class, this);
@@ -67,6 +101,7 @@ final class SharedStrings extends StdScalarDeserializer<String> {
     @Override
     public String deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
         // Anything but a plain string (a number or boolean read as text, a coercion error) is Jackson's own handling
-        return share(p.hasToken(JsonToken.VALUE_STRING) ? p.getText() : StringDeserializer.instance.deserialize(p, ctxt));
+        return p.hasToken(JsonToken.VALUE_STRING) ? share(p.getTextCharacters(), p.getTextOffset(), p.getTextLength())
+                : share(StringDeserializer.instance.deserialize(p, ctxt));
     }
 }

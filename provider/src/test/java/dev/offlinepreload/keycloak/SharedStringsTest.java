@@ -33,10 +33,34 @@ class SharedStringsTest {
     }
 
     @Test
+    void aValueInTheParsersBufferIsTheInstanceTheTableHolds() {
+        String first = strings.share(new String("openid-connect"));
+        char[] buffer = "{\"authMethod\":\"openid-connect\"}".toCharArray();
+        assertThat(strings.share(buffer, 15, 14)).isSameAs(first);
+        char[] other = "openid-connecx".toCharArray(); // same length, other value: its own instance, then held
+        String otherValue = strings.share(other, 0, other.length);
+        assertThat(otherValue).isEqualTo("openid-connecx");
+        assertThat(strings.share(new String("openid-connecx"))).isSameAs(otherValue);
+        assertThat(strings.share(new char[0], 0, 0)).isEmpty();
+    }
+
+    @Test
+    void valuesFromTheBufferComeBackEqualWhateverTheTableHolds() {
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < SharedStrings.SLOTS * 4; i++) {
+                char[] buffer = ("[value-" + i + "]").toCharArray();
+                assertThat(strings.share(buffer, 1, buffer.length - 2)).isEqualTo("value-" + i);
+            }
+        }
+    }
+
+    @Test
     void longValuesAreNotHeld() {
         String tooLong = "x".repeat(SharedStrings.MAX_LENGTH + 1);
         strings.share(tooLong);
         String again = new String(tooLong);
         assertThat(strings.share(again)).isSameAs(again);
+        char[] buffer = tooLong.toCharArray();
+        assertThat(strings.share(buffer, 0, buffer.length)).isEqualTo(tooLong).isNotSameAs(tooLong);
     }
 }
