@@ -5,12 +5,9 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.HashMap;
-import java.util.Map;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
-import com.fasterxml.jackson.databind.module.SimpleModule;
 import org.keycloak.models.session.PersistentAuthenticatedClientSessionAdapter;
 import org.keycloak.models.session.PersistentUserSessionAdapter;
 import org.keycloak.util.JsonSerialization;
@@ -30,15 +27,8 @@ record SessionData(byte[] utf8, String text) {
 
     private static final Class<?> USER_DATA = nested(PersistentUserSessionAdapter.class, "PersistentUserSessionData");
     private static final Class<?> CLIENT_DATA = nested(PersistentAuthenticatedClientSessionAdapter.class, "PersistentClientSessionData");
-    /**
-     * Keycloak's mapper, each equal string value read as one instance ({@link SharedStrings}), and a map (the notes)
-     * as a HashMap rather than Jackson's default LinkedHashMap: the cache keeps the parsed notes for the session's
-     * life, and a class histogram after a 1M load counted 8M notes in 2M LinkedHashMaps, about a third of the cached
-     * data; a HashMap takes 8 bytes less per note and per map. Keycloak's own lazy load caches the parsed map as it
-     * is, so its order was never relied on, and both are equally (not) safe for concurrent writes.
-     */
-    private static final ObjectMapper MAPPER = JsonSerialization.mapper.copy().registerModule(new SharedStrings().module())
-            .registerModule(new SimpleModule("offline-preload-maps").addAbstractTypeMapping(Map.class, HashMap.class));
+    /** Keycloak's mapper, each equal string value read as one instance ({@link SharedStrings}). */
+    private static final ObjectMapper MAPPER = JsonSerialization.mapper.copy().registerModule(new SharedStrings().module());
     private static final ObjectReader USER_READER = MAPPER.readerFor(USER_DATA);
     private static final ObjectReader CLIENT_READER = MAPPER.readerFor(CLIENT_DATA);
     private static final VarHandle USER_FIELD = dataField(PersistentUserSessionAdapter.class, USER_DATA);
