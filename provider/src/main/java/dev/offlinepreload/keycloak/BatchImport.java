@@ -291,7 +291,7 @@ final class BatchImport {
     /**
      * The notes as a plain map sized to hold them: DATA's notes arrive as Jackson's LinkedHashMap with a 16-slot
      * table, which a cached entry keeps for the session's life. A class histogram after a 1M load counted 8M notes in
-     * 2M such maps, 592 bytes per session of about 1800; a sized HashMap takes about 144 bytes less. Keycloak's own
+     * 2M such maps, 592 bytes per session of about 1800; sized HashMaps kept 110 MiB less per 1M. Keycloak's own
      * lazy load caches the parsed map as it is, so its order was never relied on, and both are equally (not) safe
      * for concurrent writes.
      */

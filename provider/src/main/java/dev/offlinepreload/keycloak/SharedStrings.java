@@ -39,8 +39,7 @@ final class SharedStrings extends StdScalarDeserializer<String> {
         if (value == null || value.length() > MAX_LENGTH) {
             return value;
         }
-        int h = value.hashCode();
-        int slot = (h ^ (h >>> 16)) & (SLOTS - 1);
+        int slot = slot(value.hashCode());
         String known = slots[slot];
         if (value.equals(known)) {
             return known;
@@ -61,7 +60,7 @@ final class SharedStrings extends StdScalarDeserializer<String> {
         for (int i = offset; i < offset + length; i++) {
             h = 31 * h + buffer[i]; // String.hashCode's, so both paths find a value in the same slot
         }
-        int slot = (h ^ (h >>> 16)) & (SLOTS - 1);
+        int slot = slot(h);
         String known = slots[slot];
         if (known != null && equal(known, buffer, offset, length)) {
             return known;
@@ -69,6 +68,10 @@ final class SharedStrings extends StdScalarDeserializer<String> {
         String value = new String(buffer, offset, length);
         slots[slot] = value;
         return value;
+    }
+
+    private static int slot(int hash) {
+        return (hash ^ (hash >>> 16)) & (SLOTS - 1);
     }
 
     private static boolean equal(String known, char[] buffer, int offset, int length) {
