@@ -140,13 +140,13 @@ final class BatchImport {
                                List<ClientSessionRow> clientRows) {
         UserSessionEntity entity = UserSessionEntity.createFromModel(model);
         entity.setOffline(true);
-        entity.setNotes(compact(entity.getNotes()));
         long lifespan = SessionTimeouts.getOfflineSessionLifespanMs(realm, null, entity);
         long maxIdle = SessionTimeouts.getOfflineSessionMaxIdleMs(realm, null, entity);
         if (lifespan == SessionTimeouts.ENTRY_EXPIRED_FLAG || maxIdle == SessionTimeouts.ENTRY_EXPIRED_FLAG) {
             expired++;
             return;
         }
+        entity.setNotes(compact(entity.getNotes()));
         List<ClientSessionEntry> entries = clientEntries(entity, model, realm, clientRows, null);
         entries.forEach(e -> entity.getClientSessions().add(e.client().getId()));
         ContainerWriter.Result<SessionEntityWrapper<UserSessionEntity>> stored = caches.putIfAbsent(entity.getId(),
@@ -217,10 +217,10 @@ final class BatchImport {
                 continue;
             }
             entity.setTimestamp(userSession.getLastSessionRefresh());
-            entity.setNotes(compact(entity.getNotes()));
             long lifespan = SessionTimeouts.getOfflineClientSessionLifespanMs(realm, client, entity);
             long maxIdle = SessionTimeouts.getOfflineClientSessionMaxIdleMs(realm, client, entity);
             if (lifespan != SessionTimeouts.ENTRY_EXPIRED_FLAG && maxIdle != SessionTimeouts.ENTRY_EXPIRED_FLAG) {
+                entity.setNotes(compact(entity.getNotes()));
                 entries.add(new ClientSessionEntry(client, entity, SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan)));
             }
         }
