@@ -35,6 +35,9 @@ public record CapacityAdvice(SessionCount database, int members, long nodeCapaci
      * with three client sessions each 4717 MiB. The two extra client sessions per session cost (4717 - 2562) MiB / 2M
      * = 1130 bytes each; a session with one client session (2562 - 59) MiB / 1M = 2625 bytes, so 1495 for the
      * session entry itself. (results.md of 2026-11-21 measured 2.60 KiB per session with its client session.)
+     * The run of 2026-11-23 evening (progress-2026-11-23c.log), with equal DATA values shared and sized notes, measured
+     * 1031 + 692 bytes on the benchmark's data, whose values all repeat: a lower bound. Production data repeats less,
+     * so these figures stay as the cautious bound (docs/sizing.md).
      */
     static final long BYTES_PER_SESSION = 1495;
     static final long BYTES_PER_CLIENT_SESSION = 1130;
