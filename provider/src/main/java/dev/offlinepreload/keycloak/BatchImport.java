@@ -56,7 +56,8 @@ final class BatchImport {
     private final boolean persistentSessions;
     private final String providerId;
     private final Map<String, RealmModel> realms = new HashMap<>();
-    private final Map<String, ClientModel> clients = new HashMap<>();
+    /** Clients by realm id, then client id: looked up per client session row without building a combined key. */
+    private final Map<String, Map<String, ClientModel>> clients = new HashMap<>();
 
     private final List<ImportedSession> imported = new ArrayList<>();
     private final List<SkippedRow> skipped = new ArrayList<>();
@@ -265,6 +266,9 @@ final class BatchImport {
 
     /** Sessions this batch put whose cache entry a logout or revocation removed after the batch began reading. */
     private void takeOutRemovedSince(long mark) {
+        if (!removals.anyRemovedSince(mark)) {
+            return;
+        }
         List<ImportedSession> kept = new ArrayList<>(imported.size());
         List<ImportedSession> revoked = new ArrayList<>();
         for (ImportedSession s : imported) {
@@ -304,7 +308,7 @@ final class BatchImport {
     }
 
     private ClientModel client(RealmModel realm, String clientId) {
-        return clients.computeIfAbsent(realm.getId() + "/" + clientId, key -> realm.getClientById(clientId));
+        return clients.computeIfAbsent(realm.getId(), id -> new HashMap<>()).computeIfAbsent(clientId, realm::getClientById);
     }
 
     static boolean isLocalUser(String userId) {

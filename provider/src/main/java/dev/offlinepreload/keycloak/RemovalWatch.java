@@ -25,6 +25,8 @@ import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey
 public final class RemovalWatch {
 
     private final AtomicLong sequence = new AtomicLong();
+    /** The sequence number of the latest remembered removal, written after the removal is remembered. */
+    private final AtomicLong lastRemoval = new AtomicLong();
     private final ConcurrentSkipListSet<Long> open = new ConcurrentSkipListSet<>();
     private final ConcurrentHashMap<Object, Long> removed = new ConcurrentHashMap<>();
     /** The same removals by user session id: a client session's removal counts for its user session. */
@@ -40,6 +42,15 @@ public final class RemovalWatch {
         long mark = sequence.incrementAndGet();
         open.add(mark);
         return mark;
+    }
+
+    /**
+     * Whether anything was removed after the mark was taken: when not, a batch needs no look per key (those lookups
+     * were 3% of the loader threads' CPU in a 1M profile, with no removal at all). A removal that a batch's put was
+     * ordered after has been remembered, and counted here, before that put completed.
+     */
+    boolean anyRemovedSince(long mark) {
+        return lastRemoval.get() > mark;
     }
 
     /** Whether the entry with this key was removed after the mark was taken. */
@@ -74,6 +85,7 @@ public final class RemovalWatch {
             removed.put(event.getKey(), at);
             Object key = event.getKey();
             removedFromSession.put(key instanceof EmbeddedClientSessionKey client ? client.userSessionId() : String.valueOf(key), at);
+            lastRemoval.accumulateAndGet(at, Math::max);
         }
     }
 }

@@ -57,6 +57,22 @@ class RemovalWatchTest {
     }
 
     @Test
+    void anyRemovalSinceTheMarkIsSeenWithoutAKey() {
+        cache.put("before", "x");
+        clientCache.put(new EmbeddedClientSessionKey("session", "client"), "x");
+        long earlier = watch.mark();
+        cache.remove("before");
+        long mark = watch.mark();
+        assertThat(watch.anyRemovedSince(mark)).as("nothing removed since this mark").isFalse();
+        assertThat(watch.anyRemovedSince(earlier)).isTrue();
+
+        clientCache.remove(new EmbeddedClientSessionKey("session", "client"));
+        assertThat(watch.anyRemovedSince(mark)).as("a client session's removal counts").isTrue();
+        watch.release(earlier);
+        watch.release(mark);
+    }
+
+    @Test
     void removalsAreForgottenOnceNoOpenBatchNeedsThem() {
         cache.put("a", "x");
         cache.put("b", "x");
