@@ -69,7 +69,7 @@ final class LoaderComparison {
         int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
         try (KeycloakCluster cluster = KeycloakCluster.builder("benchmark-ours").nodes(1).pgStatStatements()
                 .sharedBuffers(settings.sharedBuffers())
-                .env("JAVA_OPTS_APPEND", heapFlags(settings.heap()))
+                .env("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()))
                 .env("KC_LOG_LEVEL", "INFO")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
@@ -106,15 +106,15 @@ final class LoaderComparison {
                     .findFirst().orElseThrow();
             if (unconstrained.liveHeapMiB() > 0 && settings.runs("kc24")) {
                 cappedHeapMiB = unconstrained.liveHeapMiB() + 256;
-                node.setEnv("JAVA_OPTS_APPEND", heapFlags(cappedHeapMiB + "m"));
+                node.setEnv("JAVA_OPTS_APPEND", ourJvmFlags(cappedHeapMiB + "m"));
                 results.add(measureOurs(node, db, largest, batch, workers, cappedHeapMiB + " MiB heap"));
-                node.setEnv("JAVA_OPTS_APPEND", heapFlags(settings.heap()));
+                node.setEnv("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()));
             }
             if (settings.clientSessions() > 1) {
                 severalClientSessions(cluster, node, db, largest);
                 node.setEnv("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT",
                         Long.toString((long) largest * settings.clientSessions() * 5 / 4 + 1000));
-                node.setEnv("JAVA_OPTS_APPEND", heapFlags(SEVERAL_CLIENTS_HEAP));
+                node.setEnv("JAVA_OPTS_APPEND", ourJvmFlags(SEVERAL_CLIENTS_HEAP));
                 results.add(measureOurs(node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(),
                         severalClientsNote()));
             }
@@ -293,7 +293,7 @@ final class LoaderComparison {
      * jdk.ExecutionSample}, or JDK Mission Control).
      */
     private void recordProfiles(KeycloakNode node) {
-        node.setEnv("JAVA_OPTS_APPEND", heapFlags(settings.heap()) + " -XX:StartFlightRecording=settings=profile,duration="
+        node.setEnv("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()) + " -XX:StartFlightRecording=settings=profile,duration="
                 + settings.jfrSeconds() + "s,filename=" + JFR_FILE);
         Progress.say("ours: JFR profiles of the first %d s of every start go to %s", settings.jfrSeconds(),
                 settings.out().resolve("jfr").toAbsolutePath());
@@ -320,6 +320,11 @@ final class LoaderComparison {
     /** -Xms = -Xmx so that every run has the same heap, plus the GC log flags; an OOM ends the JVM instead of hanging. */
     static String heapFlags(String heap) {
         return "-Xms" + heap + " -Xmx" + heap + " -XX:+ExitOnOutOfMemoryError " + GcLog.JVM_FLAGS;
+    }
+
+    /** This provider's nodes: the heap flags, then {@code --jvm-options}. */
+    private String ourJvmFlags(String heap) {
+        return String.join(" ", heapFlags(heap), String.join(" ", settings.jvmOptions())).strip();
     }
 
     /** The benchmark's data set: REALMS realms, grown in steps to each measured size. */

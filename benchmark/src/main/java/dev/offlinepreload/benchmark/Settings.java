@@ -12,11 +12,14 @@ import java.util.Map;
  * {@code --sizes=250000,1000000 --batches=64,8192}; {@code --jfr=SECONDS} records a JFR profile of the first SECONDS
  * of every node start with this provider into the results folder; {@code --client-sessions=N} (N > 1) adds a load of
  * the largest size with N client sessions per session, by both loaders; {@code --shared-buffers=SIZE} is PostgreSQL's
- * {@code shared_buffers}. Phases: {@code ours}, {@code kc24}, {@code refresh} ({@code loaders} = the first two).
+ * {@code shared_buffers}; {@code --jvm-options=-XX:+UseParallelGC,...} (comma-separated) are appended to the JVM
+ * options of this provider's nodes, to see what a JVM setting changes (Keycloak 24's nodes keep theirs). Phases:
+ * {@code ours}, {@code kc24}, {@code refresh} ({@code loaders} = the first two).
  */
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
-                List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers) {
+                List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
+                List<String> jvmOptions) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -43,6 +46,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("jfr", "0");
         options.put("client-sessions", quick ? "1" : "3");
         options.put("shared-buffers", SHARED_BUFFERS);
+        options.put("jvm-options", "");
         for (String arg : args) {
             if (arg.equals("--quick") || arg.isBlank()) {
                 continue;
@@ -62,7 +66,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("refresh-sessions")), Integer.parseInt(options.get("cluster-sessions")),
                 options.get("heap"), Path.of(options.get("out")), List.of(options.get("phases").split(",")),
                 Integer.parseInt(options.get("jfr")), Integer.parseInt(options.get("client-sessions")),
-                options.get("shared-buffers"));
+                options.get("shared-buffers"), Arrays.stream(options.get("jvm-options").split(",")).map(String::trim)
+                .filter(o -> !o.isEmpty()).toList());
     }
 
     private static List<Integer> ints(String csv) {
