@@ -12,7 +12,7 @@ import java.util.Map;
  * {@code --sizes=250000,1000000 --batches=64,8192}; {@code --jfr=SECONDS} records a JFR profile of the first SECONDS
  * of every node start with this provider into the results folder; {@code --client-sessions=N} (N > 1) adds a load of
  * the largest size with N client sessions per session, by both loaders; {@code --shared-buffers=SIZE} is PostgreSQL's
- * {@code shared_buffers}; {@code --jvm-options=-XX:+UseParallelGC,...} (comma-separated) are appended to the JVM
+ * {@code shared_buffers}; {@code --jvm-options=-XX:MaxTenuringThreshold=0,...} (comma-separated) are appended to the JVM
  * options of this provider's nodes, to see what a JVM setting changes (Keycloak 24's nodes keep theirs). Phases:
  * {@code ours}, {@code kc24}, {@code refresh} ({@code loaders} = the first two).
  */
