@@ -8,7 +8,7 @@
 #          --phases=ours,kc24,refresh (loaders = ours,kc24) --jfr=SECONDS (JFR profile of each load) --out=DIR
 #          --shared-buffers=4GB (PostgreSQL's shared_buffers; 128MB reproduces runs before 2026-11-23)
 #          --jvm-options=-XX:MaxTenuringThreshold=0,... (appended to this provider's nodes only: what a JVM setting
-#          changes; a collector other than G1 also needs -XX:-UseG1GC, and without G1 the live-heap reading fails)
+#          changes; another collector, e.g. -XX:+UseParallelGC, replaces Keycloak's G1 and no live heap is read)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

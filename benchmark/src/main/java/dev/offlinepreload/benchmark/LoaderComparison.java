@@ -83,9 +83,13 @@ final class LoaderComparison {
 
             node.setEnv(PRELOAD + "PRELOADING", "false");
             node.restart();
-            ourBaselineMiB = awaitPeriodicLive(node) >> 20;
             node.setEnv(PRELOAD + "PRELOADING", "true");
-            Progress.say("ours: baseline live heap %d MiB", ourBaselineMiB);
+            if (settings.otherCollector() == null) {
+                ourBaselineMiB = awaitPeriodicLive(node) >> 20;
+                Progress.say("ours: baseline live heap %d MiB", ourBaselineMiB);
+            } else {
+                Progress.say("ours: %s instead of G1, live heap not read", settings.otherCollector());
+            }
 
             for (int size : settings.sizes()) {
                 seeding.upTo(size, db);
@@ -213,7 +217,8 @@ final class LoaderComparison {
         double dbSeconds = db.sessionTableSeconds();
         db.topStatements(6).forEach(line -> Progress.say("ours: db %s", line));
         Progress.say("ours: %s", lastLine(node, l -> OUR_END.matcher(l).find()));
-        GcLog.Window gc = awaitWindow(node, l -> true, l -> OUR_END.matcher(l).find());
+        GcLog.Window gc = settings.otherCollector() == null ? awaitWindow(node, l -> true, l -> OUR_END.matcher(l).find())
+                : GcLog.window(node.log().linesSinceStart(), l -> true, l -> OUR_END.matcher(l).find());
         if (settings.jfrSeconds() > 0) {
             copyProfile(node, "ours-" + size + "-b" + batch + "-w" + workers);
         }
@@ -322,9 +327,17 @@ final class LoaderComparison {
         return "-Xms" + heap + " -Xmx" + heap + " -XX:+ExitOnOutOfMemoryError " + GcLog.JVM_FLAGS;
     }
 
-    /** This provider's nodes: the heap flags, then {@code --jvm-options}. */
+    /**
+     * This provider's nodes: the heap flags, then {@code --jvm-options}; before another collector, G1 off (Keycloak's
+     * kc.sh selects it, the JVM keeps the last value of a flag and refuses two collectors).
+     */
     private String ourJvmFlags(String heap) {
-        return String.join(" ", heapFlags(heap), String.join(" ", settings.jvmOptions())).strip();
+        List<String> flags = new ArrayList<>(List.of(heapFlags(heap)));
+        if (settings.otherCollector() != null) {
+            flags.add("-XX:-UseG1GC");
+        }
+        flags.addAll(settings.jvmOptions());
+        return String.join(" ", flags);
     }
 
     /** The benchmark's data set: REALMS realms, grown in steps to each measured size. */

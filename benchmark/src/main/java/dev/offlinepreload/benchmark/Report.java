@@ -158,7 +158,8 @@ final class Report {
         md.append("## Memory\n\n");
         md.append("Peak heap after GC = the most the JVM kept alive at any collection during the load (cached sessions "
                 + "plus the batches in flight); live heap after = after a full GC once the node is idle. A node with "
-                + "preloading switched off keeps ").append(ourBaselineMiB).append(" MiB alive.\n\n");
+                + "preloading switched off keeps ").append(ourBaselineMiB < 0 ? "(not read without G1's idle collection)"
+                : ourBaselineMiB + " MiB").append(" alive.\n\n");
         loads.stream().filter(r -> r.loader().equals(OURS) && r.note().endsWith("MiB heap")).findFirst().ifPresent(c -> {
             LoadResult free = loads.stream().filter(r -> r.loader().equals(OURS) && r.sessions() == c.sessions()
                     && r.batch() == c.batch() && r.workers() == c.workers() && r.note().isEmpty()).findFirst().orElse(null);

@@ -13,7 +13,8 @@ import java.util.Map;
  * of every node start with this provider into the results folder; {@code --client-sessions=N} (N > 1) adds a load of
  * the largest size with N client sessions per session, by both loaders; {@code --shared-buffers=SIZE} is PostgreSQL's
  * {@code shared_buffers}; {@code --jvm-options=-XX:MaxTenuringThreshold=0,...} (comma-separated) are appended to the JVM
- * options of this provider's nodes, to see what a JVM setting changes (Keycloak 24's nodes keep theirs). Phases:
+ * options of this provider's nodes, to see what a JVM setting changes (Keycloak 24's nodes keep theirs; another
+ * collector, e.g. {@code -XX:+UseParallelGC}, replaces Keycloak's G1, and then no live heap is read). Phases:
  * {@code ours}, {@code kc24}, {@code refresh} ({@code loaders} = the first two).
  */
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
@@ -72,6 +73,15 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
 
     private static List<Integer> ints(String csv) {
         return Arrays.stream(csv.split(",")).map(String::trim).map(Integer::parseInt).toList();
+    }
+
+    /**
+     * The collector {@code --jvm-options} choose instead of Keycloak's G1 (e.g. {@code -XX:+UseParallelGC}), or null.
+     * Without G1 a node has no periodic collection when idle, so its live heap is not read.
+     */
+    String otherCollector() {
+        return jvmOptions.stream().filter(o -> o.matches("-XX:\\+Use\\w+GC") && !o.equals("-XX:+UseG1GC")).findFirst()
+                .orElse(null);
     }
 
     boolean runs(String phase) {

@@ -30,6 +30,8 @@ class GcLogTest {
         assertThat(pause.millis()).isEqualTo(4.5);
         assertThat(GcLog.parse("[1s][info][gc] GC(9) Pause Young (Normal) (G1 Evacuation Pause) 900K->100K(4M) 0.2ms"))
                 .get().extracting(GcLog.Pause::afterBytes).isEqualTo(100L << 10);
+        assertThat(GcLog.parse("[3.4s][info][gc] GC(4) Pause Young (Allocation Failure) 1047M->341M(3925M) 98.7ms"))
+                .get().extracting(GcLog.Pause::afterBytes).isEqualTo(341L << 20); // ParallelGC
         assertThat(GcLog.parse(LOG.get(5))).isEmpty();
         assertThat(GcLog.parse(LOG.get(8)).orElseThrow().periodicFull()).isTrue();
         assertThat(GcLog.parse(LOG.get(7)).orElseThrow().periodicFull()).isFalse();

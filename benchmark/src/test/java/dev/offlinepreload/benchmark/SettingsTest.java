@@ -15,6 +15,15 @@ class SettingsTest {
     }
 
     @Test
+    void anotherCollectorIsOneThatIsNotG1() {
+        assertThat(Settings.parse(new String[] {"--quick"}).otherCollector()).isNull();
+        assertThat(Settings.parse(new String[] {"--jvm-options=-XX:+UseG1GC,-XX:MaxGCPauseMillis=500"}).otherCollector()).isNull();
+        assertThat(Settings.parse(new String[] {"--jvm-options=-XX:MaxTenuringThreshold=0"}).otherCollector()).isNull();
+        assertThat(Settings.parse(new String[] {"--jvm-options=-Xss1m,-XX:+UseParallelGC"}).otherCollector())
+                .isEqualTo("-XX:+UseParallelGC");
+    }
+
+    @Test
     void anUnknownOptionNamesTheKnownOnes() {
         assertThatThrownBy(() -> Settings.parse(new String[] {"--jvm-option=-Xmx1g"}))
                 .hasMessageContaining("--jvm-option").hasMessageContaining("jvm-options");
