@@ -76,6 +76,19 @@ class SeederIT {
             assertThat(count("SELECT min(last_session_refresh)" + inRealm + " AND data <> '{\"corrupt'"
                     + " AND last_session_refresh >= " + (now - SeedShape.OFFLINE_IDLE_TIMEOUT_SECONDS)))
                     .isBetween(now - 3L * 24 * 3600, now - 3L * 24 * 3600 + 3600);
+            // DATA holds each copy's own creation time where the template held its own (the notes' start and
+            // authentication times)
+            String validInRealm = inRealm + " AND data <> '{\"corrupt'";
+            assertThat(count("SELECT count(*)" + validInRealm + " AND data LIKE '%' || created_on || '%'"))
+                    .isEqualTo(SESSIONS - seeded.corrupt());
+            assertThat(count("SELECT count(DISTINCT data)" + validInRealm))
+                    .isEqualTo(count("SELECT count(DISTINCT created_on)" + validInRealm));
+            assertThat(count("SELECT count(*) FROM offline_client_session c JOIN offline_user_session u"
+                    + " ON u.user_session_id = c.user_session_id AND u.offline_flag = '1'"
+                    + " WHERE u.realm_id = '" + realm.id() + "' AND c.offline_flag = '1' AND u.data <> '{\"corrupt'"
+                    + " AND u.user_session_id NOT IN (" + quoted(realm.templateSessionIds()) + ")"
+                    + " AND c.data LIKE '%' || u.created_on || '%'"))
+                    .isEqualTo(2L * (SESSIONS - seeded.corrupt()));
             // sessions per user: 3 consecutive ones share a user, users round-robin
             assertThat(count("SELECT count(DISTINCT user_id)" + inRealm))
                     .isEqualTo(count("SELECT count(*) FROM user_entity WHERE realm_id = '" + realm.id() + "'"));

@@ -19,8 +19,11 @@ import dev.offlinepreload.testsuite.keycloak.TestRealm;
 /**
  * Offline sessions in bulk, straight into PostgreSQL: each realm's rows are copies of sessions Keycloak itself created
  * through the token endpoint (so DATA is exactly what that Keycloak version writes), with fresh ids, users spread
- * round-robin, and timestamps spread over time. Columns are copied by name from the template rows, so the same code
- * seeds the Keycloak 24 and the Keycloak 26 schema. One INSERT statement per call writes both tables.
+ * round-robin, and timestamps spread over time. Inside DATA, every occurrence of the template's creation time (the
+ * authentication time and the start times in the notes, values that production sessions do not share) becomes the
+ * copy's own creation time, so DATA does not repeat more than production's does. Columns are copied by name from the
+ * template rows, so the same code seeds the Keycloak 24 and the Keycloak 26 schema. One INSERT statement per call
+ * writes both tables.
  */
 public final class OfflineSessionSeeder implements AutoCloseable {
 
@@ -102,7 +105,8 @@ public final class OfflineSessionSeeder implements AutoCloseable {
                 + " INSERT INTO offline_client_session (" + String.join(", ", clientColumns) + ")"
                 + " SELECT " + clientValues(clientColumns) + " FROM s"
                 + " JOIN offline_client_session c ON c.offline_flag = '1' AND c.user_session_id IN ("
-                + clientTemplates.stream().map(t -> "?").collect(Collectors.joining(", ")) + ")";
+                + clientTemplates.stream().map(t -> "?").collect(Collectors.joining(", ")) + ")"
+                + " JOIN offline_user_session t ON t.user_session_id = c.user_session_id AND t.offline_flag = '1'";
         try (PreparedStatement insert = db.prepareStatement(sql)) {
             int p = 0;
             insert.setString(++p, realm.id());
@@ -145,14 +149,21 @@ public final class OfflineSessionSeeder implements AutoCloseable {
         return n;
     }
 
+    /** A copy's creation time: up to a week before its last refresh. */
+    private static final String CREATED = "(s.refreshed - (s.g * 104729) % 604800)";
+
+    /** The template's DATA ({@code t} is the template user session) with the copy's creation time in place of its own. */
+    private static String copiedData(String data) {
+        return "replace(" + data + ", t.created_on::text, " + CREATED + "::text)";
+    }
+
     private static String userValues(List<String> columns) {
         return columns.stream().map(column -> switch (column) {
             case "user_session_id" -> "s.id";
             case "user_id" -> "u.id";
             case "last_session_refresh" -> "s.refreshed::int";
-            // created up to a week before the last refresh
-            case "created_on" -> "(s.refreshed - (s.g * 104729) % 604800)::int";
-            case "data" -> "CASE WHEN s.corrupt THEN '{\"corrupt' ELSE t.data END";
+            case "created_on" -> CREATED + "::int";
+            case "data" -> "CASE WHEN s.corrupt THEN '{\"corrupt' ELSE " + copiedData("t.data") + " END";
             default -> "t." + column;
         }).collect(Collectors.joining(", "));
     }
@@ -161,6 +172,7 @@ public final class OfflineSessionSeeder implements AutoCloseable {
         return columns.stream().map(column -> switch (column) {
             case "user_session_id" -> "s.id";
             case "timestamp" -> "s.refreshed::int";
+            case "data" -> copiedData("c.data");
             default -> "c." + column;
         }).collect(Collectors.joining(", "));
     }
