@@ -55,6 +55,16 @@ class SharedStringsTest {
     }
 
     @Test
+    void valuesWithTheSameHashStayApart() {
+        assertThat("Aa".hashCode()).isEqualTo("BB".hashCode());
+        String aa = strings.share(new String("Aa"));
+        assertThat(strings.share(new String("BB"))).isEqualTo("BB");
+        char[] buffer = "Aa".toCharArray();
+        assertThat(strings.share(buffer, 0, 2)).isEqualTo("Aa");
+        assertThat(strings.share(new String("Aa"))).isEqualTo("Aa").isNotSameAs(aa); // the slot held BB meanwhile
+    }
+
+    @Test
     void longValuesAreNotHeld() {
         String tooLong = "x".repeat(SharedStrings.MAX_LENGTH + 1);
         strings.share(tooLong);
