@@ -1,6 +1,7 @@
 package dev.offlinepreload.schema;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -8,13 +9,16 @@ import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import liquibase.ChecksumVersion;
 import liquibase.Contexts;
 import liquibase.LabelExpression;
 import liquibase.Liquibase;
+import liquibase.changelog.ChangeSet;
 import liquibase.database.Database;
 import liquibase.database.DatabaseFactory;
 import liquibase.database.OfflineConnection;
 import liquibase.resource.ClassLoaderResourceAccessor;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -28,6 +32,14 @@ class ChangelogSqlTest {
             "CREATE (?:NONCLUSTERED )?INDEX (CONCURRENTLY )?(?:\\w+\\.)?(\\w+) ON (?:\\w+\\.)?(\\w+)\\s*\\(([^)]*)\\)");
 
     static String updateSql(String database) throws Exception {
+        StringWriter sql = new StringWriter();
+        try (Liquibase liquibase = offline(database)) {
+            liquibase.update(new Contexts(), new LabelExpression(), sql);
+        }
+        return sql.toString();
+    }
+
+    private static Liquibase offline(String database) throws Exception {
         ClassLoaderResourceAccessor resources = new ClassLoaderResourceAccessor();
         // Offline mode keeps its own change history in a CSV file: a fresh one per run, so no earlier run counts.
         Path history = Files.createTempFile("offline-changelog-" + database, ".csv");
@@ -36,11 +48,20 @@ class ChangelogSqlTest {
                 + history.toAbsolutePath(), resources);
         Database db = DatabaseFactory.getInstance().findCorrectDatabaseImplementation(connection);
         db.setDatabaseChangeLogTableName("DATABASECHANGELOG_OFFPRELOAD");
-        StringWriter sql = new StringWriter();
-        try (Liquibase liquibase = new Liquibase(IndexChangelogProviderFactory.CHANGELOG, resources, db)) {
-            liquibase.update(new Contexts(), new LabelExpression(), sql);
+        return new Liquibase(IndexChangelogProviderFactory.CHANGELOG, resources, db);
+    }
+
+    @Test
+    void theChangesetsKeepTheChecksumsThatInstallationsRecorded() throws Exception {
+        // Keycloak validates every recorded changeset's checksum at each start, so a changed <createIndex> would stop
+        // every node of an installation that ran it; preconditions are not part of the checksum. The values are
+        // those Liquibase 4.33 (Keycloak 26.7) records for these changesets.
+        try (Liquibase liquibase = offline("postgresql")) {
+            assertThat(liquibase.getDatabaseChangeLog().getChangeSets()).extracting(ChangeSet::getId,
+                            c -> c.generateCheckSum(ChecksumVersion.latest()).toString())
+                    .containsExactly(tuple("offpreload-1-uss-expiry-refresh", "9:72d0de37d30e1eccf5798bcaff2cf037"),
+                            tuple("offpreload-2-uss-expiry-created", "9:9907eabaee9b2f101bacf4136a5f48f0"));
         }
-        return sql.toString();
     }
 
     @ParameterizedTest
