@@ -2,6 +2,9 @@ package dev.offlinepreload.testsuite.cluster;
 
 import static org.awaitility.Awaitility.await;
 
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -40,9 +43,11 @@ public final class KeycloakCluster implements AutoCloseable {
     private final Network network = Network.newNetwork();
     private final JdbcDatabaseContainer<?> database;
     private final List<KeycloakNode> nodes = new ArrayList<>();
+    private final String dbSchema;
 
     private KeycloakCluster(Builder builder) {
         this.name = builder.name;
+        this.dbSchema = builder.dbSchema;
         deleteLogsOfEarlierRuns(TestPaths.logDir().resolve(name));
         this.database = (builder.mariadb
                 ? new MariaDBContainer(DockerImageName.parse(Images.mariadb()).asCompatibleSubstituteFor("mariadb"))
@@ -66,6 +71,7 @@ public final class KeycloakCluster implements AutoCloseable {
         for (int i = 1; i <= builder.nodes; i++) {
             String nodeName = "node" + i;
             Map<String, String> env = new LinkedHashMap<>(baseEnv(builder.heap, db));
+            env.put("KC_DB_SCHEMA", builder.dbSchema);
             env.putAll(builder.env);
             env.putAll(builder.nodeEnv.getOrDefault(i, Map.of()));
             env.values().removeIf(Objects::isNull);
@@ -117,6 +123,13 @@ public final class KeycloakCluster implements AutoCloseable {
      */
     public KeycloakCluster start() {
         database.start();
+        if (dbSchema != null) {
+            try (Connection db = database.createConnection(""); Statement s = db.createStatement()) {
+                s.execute("CREATE SCHEMA " + dbSchema);
+            } catch (SQLException e) {
+                throw new IllegalStateException("Cannot create schema " + dbSchema, e);
+            }
+        }
         nodes.get(0).start();
         Startables.deepStart(nodes.subList(1, nodes.size())).join();
         awaitView(nodes.size());
@@ -196,6 +209,7 @@ public final class KeycloakCluster implements AutoCloseable {
         private boolean mariadb;
         private String keycloakImage;
         private int readinessPort = KeycloakNode.MANAGEMENT_PORT;
+        private String dbSchema;
 
         private Builder(String name) {
             this.name = name;
@@ -251,6 +265,15 @@ public final class KeycloakCluster implements AutoCloseable {
         /** Where /health/ready answers: the management port (9000) since Keycloak 25, the HTTP port (8080) before. */
         public Builder readinessPort(int port) {
             this.readinessPort = port;
+            return this;
+        }
+
+        /**
+         * Keycloak's tables in a schema of their own ({@code db-schema}), created before the first node starts. The
+         * database user's search path does not hold it, so every statement has to name it.
+         */
+        public Builder dbSchema(String schema) {
+            this.dbSchema = schema;
             return this;
         }
 

@@ -1,0 +1,98 @@
+package dev.offlinepreload.testsuite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.db.Sql;
+import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
+import dev.offlinepreload.testsuite.keycloak.OidcClient;
+import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
+import dev.offlinepreload.testsuite.keycloak.TestRealm;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Keycloak in a schema of its own ({@code db-schema}) that the database user's own search path does not hold, as where
+ * several applications share one database: the changelog builds the indexes there, the online build rebuilds one
+ * there, and the loader reads the sessions from there.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class DbSchemaIT {
+
+    private static final String SCHEMA = "idp";
+    private static final String REFRESH = "offpreload_uss_expiry_refresh";
+    private static final int SESSIONS = 3;
+
+    private static KeycloakCluster cluster;
+
+    @BeforeAll
+    static void keycloakInItsOwnSchema() {
+        cluster = KeycloakCluster.builder(DbSchemaIT.class.getSimpleName()).nodes(1).dbSchema(SCHEMA).build().start();
+        TestRealm.create(cluster.node(1), SESSIONS);
+        for (int i = 1; i <= SESSIONS; i++) {
+            TokenResponse login = new OidcClient(cluster.node(1)).offlineLogin(TestRealm.username(i), "password");
+            assertThat(login.status()).as("%s", login).isEqualTo(200);
+        }
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static String indexes() {
+        return String.join(",", Sql.column(cluster, "SELECT indexname || '@' || schemaname FROM pg_indexes"
+                + " WHERE indexname LIKE 'offpreload%' ORDER BY 1"));
+    }
+
+    @Test
+    @Order(1)
+    void keycloaksTablesAreOutsideTheUsersSearchPath() {
+        // Keycloak's connections reach the schema through db-schema alone: this plain connection does not see it.
+        assertThat(Sql.column(cluster, "SELECT current_schemas(false)::text")).containsExactly("{public}");
+        assertThat(Sql.column(cluster, "SELECT schemaname FROM pg_tables WHERE tablename = 'offline_user_session'"))
+                .containsExactly(SCHEMA);
+    }
+
+    @Test
+    @Order(2)
+    void theChangelogBuiltTheIndexesInKeycloaksSchema() {
+        assertThat(indexes()).isEqualTo("offpreload_uss_expiry_created@idp,offpreload_uss_expiry_refresh@idp");
+        assertThat(Sql.rows(cluster, "SELECT id, exectype FROM " + SCHEMA + ".databasechangelog_offpreload ORDER BY orderexecuted"))
+                .containsExactly("offpreload-1-uss-expiry-refresh|EXECUTED", "offpreload-2-uss-expiry-created|EXECUTED");
+    }
+
+    @Test
+    @Order(3)
+    void afterARestartTheNodeBuildsAMissingIndexOnlineAndLoadsTheSessions() {
+        KeycloakNode node = cluster.node(1);
+        node.stopGracefully();
+        // As if a DBA had dropped it: its changeset stays recorded, so only the online build can bring it back.
+        Sql.execute(cluster, "DROP INDEX " + SCHEMA + "." + REFRESH);
+        node.start();
+
+        node.awaitLogLine("Offline-session index OFFPRELOAD_USS_EXPIRY_REFRESH: built on node", Duration.ofMinutes(2));
+        assertThat(indexes()).isEqualTo("offpreload_uss_expiry_created@idp,offpreload_uss_expiry_refresh@idp");
+        assertThat(Sql.column(cluster, "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+                + " WHERE c.relname = '" + REFRESH + "'")).containsExactly("t");
+
+        await("the node's pass is done").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
+                .until(() -> NodeMetrics.scrape(node).preloadState("done"));
+        NodeMetrics metrics = NodeMetrics.scrape(node);
+        assertThat(metrics.preloaded("loaded")).as("sessions loaded from schema " + SCHEMA).isEqualTo(SESSIONS);
+        assertThat(metrics.preloaded("failed")).isZero();
+        assertThat(metrics.entries("offlineSessions")).isEqualTo(SESSIONS);
+        assertThat(node.log().linesSinceStart()).as("this provider's errors")
+                .noneMatch(l -> l.contains("ERROR") && l.contains("[dev.offlinepreload"));
+    }
+}
