@@ -85,7 +85,8 @@ public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, 
                 if (whyNot == null) {
                     new OnlineIndexBuild(jpa, dialect, nodeName(factory), new ChangesetRecorder(factory, jpa)).start();
                 } else {
-                    MissingIndexCheck.warnAboutMissing(IndexState.read(connection, jpa.getSchema(), dialect), dialect, whyNot);
+                    MissingIndexCheck.warnAboutMissing(IndexState.read(connection, jpa.getSchema(), dialect), dialect,
+                            jpa.getSchema(), whyNot);
                 }
             }
         } catch (SQLException | RuntimeException e) {

@@ -39,9 +39,14 @@ enum IndexDialect {
         return this == POSTGRESQL || this == MYSQL;
     }
 
-    /** The statement that builds the index without blocking writes, where the database can (no trailing ';'). */
-    String create(OfflineIndex index) {
-        String target = index.name() + " ON OFFLINE_USER_SESSION " + index.columns();
+    /**
+     * The statement that builds the index without blocking writes, where the database can (no trailing ';').
+     *
+     * @param schema Keycloak's schema ({@code db-schema}), or null: named, because a pooled connection has it on its
+     *               search path only where Keycloak's Liquibase ran on it
+     */
+    String create(OfflineIndex index, String schema) {
+        String target = index.name() + " ON " + qualified(schema, "OFFLINE_USER_SESSION") + " " + index.columns();
         return switch (this) {
             case POSTGRESQL -> "CREATE INDEX CONCURRENTLY " + target;
             case MYSQL -> "CREATE INDEX " + target + " ALGORITHM=INPLACE LOCK=NONE";
@@ -52,8 +57,13 @@ enum IndexDialect {
     }
 
     /** PostgreSQL: an interrupted concurrent build leaves an INVALID index behind, which must go before a new build. */
-    String dropInvalid(OfflineIndex index) {
-        return "DROP INDEX CONCURRENTLY IF EXISTS " + index.name();
+    String dropInvalid(OfflineIndex index, String schema) {
+        return "DROP INDEX CONCURRENTLY IF EXISTS " + qualified(schema, index.name());
+    }
+
+    /** {@code name} in {@code schema}, or as it is where no schema is configured. */
+    static String qualified(String schema, String name) {
+        return schema == null || schema.isBlank() ? name : schema + "." + name;
     }
 
     /** A query answering true/1 when this connection got the lock, false/0 at once when another one holds it. */

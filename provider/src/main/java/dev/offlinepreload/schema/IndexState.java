@@ -2,6 +2,7 @@ package dev.offlinepreload.schema;
 
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -17,7 +18,8 @@ import org.keycloak.connections.jpa.util.JpaUtils;
 
 /**
  * What the database holds of the changelog's indexes: each one missing, INVALID (PostgreSQL, after an interrupted
- * concurrent build) or valid; and which of their changesets are recorded as ran.
+ * concurrent build) or valid; and which of their changesets are recorded as ran. Only Keycloak's schema counts:
+ * another schema of the same database may hold a Keycloak of its own.
  */
 record IndexState(Map<OfflineIndex, Presence> presence, Set<String> recordedChangesets) {
 
@@ -26,8 +28,10 @@ record IndexState(Map<OfflineIndex, Presence> presence, Set<String> recordedChan
     static IndexState read(Connection connection, String schema, IndexDialect dialect) throws SQLException {
         DatabaseMetaData metaData = connection.getMetaData();
         String table = metaData.storesLowerCaseIdentifiers() ? "offline_user_session" : "OFFLINE_USER_SESSION";
+        // Keycloak's schema: the configured one, else the connection's (null where the database has catalogs instead)
+        String keycloakSchema = schema != null ? schema : connection.getSchema();
         Set<String> present = new HashSet<>();
-        try (ResultSet indexes = metaData.getIndexInfo(null, schema, table, false, true)) {
+        try (ResultSet indexes = metaData.getIndexInfo(null, keycloakSchema, table, false, true)) {
             while (indexes.next()) {
                 String name = indexes.getString("INDEX_NAME");
                 if (name != null) {
@@ -36,29 +40,32 @@ record IndexState(Map<OfflineIndex, Presence> presence, Set<String> recordedChan
             }
         }
         Set<String> invalid = new HashSet<>();
-        try (Statement s = connection.createStatement()) {
-            if (dialect == IndexDialect.POSTGRESQL) {
-                try (ResultSet rs = s.executeQuery("SELECT upper(c.relname) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-                        + " WHERE NOT i.indisvalid AND c.relname LIKE 'offpreload%'")) {
+        if (dialect == IndexDialect.POSTGRESQL) {
+            try (PreparedStatement s = connection.prepareStatement("SELECT upper(c.relname) FROM pg_index i"
+                    + " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+                    + " WHERE NOT i.indisvalid AND c.relname LIKE 'offpreload%' AND n.nspname = ?")) {
+                s.setString(1, keycloakSchema);
+                try (ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
                         invalid.add(rs.getString(1));
                     }
                 }
             }
-            Set<String> recorded = new HashSet<>();
-            String changelogTable = JpaUtils.getCustomChangelogTableName(IndexChangelogProviderFactory.PROVIDER_ID);
-            try (ResultSet rs = s.executeQuery("SELECT ID FROM " + (schema == null ? "" : schema + ".") + changelogTable)) {
-                while (rs.next()) {
-                    recorded.add(rs.getString(1));
-                }
-            }
-            Map<OfflineIndex, Presence> presence = new LinkedHashMap<>();
-            for (OfflineIndex index : OfflineIndex.ALL) {
-                presence.put(index, invalid.contains(index.name()) ? Presence.INVALID
-                        : present.contains(index.name()) ? Presence.VALID : Presence.MISSING);
-            }
-            return new IndexState(presence, recorded);
         }
+        Set<String> recorded = new HashSet<>();
+        String changelogTable = JpaUtils.getCustomChangelogTableName(IndexChangelogProviderFactory.PROVIDER_ID);
+        try (Statement s = connection.createStatement();
+             ResultSet rs = s.executeQuery("SELECT ID FROM " + IndexDialect.qualified(schema, changelogTable))) {
+            while (rs.next()) {
+                recorded.add(rs.getString(1));
+            }
+        }
+        Map<OfflineIndex, Presence> presence = new LinkedHashMap<>();
+        for (OfflineIndex index : OfflineIndex.ALL) {
+            presence.put(index, invalid.contains(index.name()) ? Presence.INVALID
+                    : present.contains(index.name()) ? Presence.VALID : Presence.MISSING);
+        }
+        return new IndexState(presence, recorded);
     }
 
     /** What the background build has to do, in changelog order; empty when every index is valid and recorded. */

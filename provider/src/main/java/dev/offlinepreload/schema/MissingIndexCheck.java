@@ -17,17 +17,20 @@ final class MissingIndexCheck {
     private MissingIndexCheck() {
     }
 
-    /** @param why why this node does not build them itself */
-    static void warnAboutMissing(IndexState state, IndexDialect dialect, String why) {
+    /**
+     * @param schema Keycloak's schema ({@code db-schema}), or null
+     * @param why    why this node does not build them itself
+     */
+    static void warnAboutMissing(IndexState state, IndexDialect dialect, String schema, String why) {
         state.presence().forEach((index, presence) -> {
             switch (presence) {
                 case MISSING -> log.warnf("Index %s is missing: OFFLINE_USER_SESSION held more than %,d rows, so it was "
                                 + "not built at startup (the build would block writes to the table), and %s. It speeds up "
                                 + "Keycloak's session expiration task. Build it once, online: %s;",
-                        index.name(), STARTUP_BUILD_LIMIT, why, dialect.create(index));
+                        index.name(), STARTUP_BUILD_LIMIT, why, dialect.create(index, schema));
                 case INVALID -> log.warnf("Index %s is INVALID (an interrupted concurrent build), and %s. Drop it and build "
                                 + "it again, online: %s; %s;",
-                        index.name(), why, dialect.dropInvalid(index), dialect.create(index));
+                        index.name(), why, dialect.dropInvalid(index, schema), dialect.create(index, schema));
                 case VALID -> {
                 }
             }

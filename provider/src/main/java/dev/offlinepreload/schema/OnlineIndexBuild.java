@@ -108,18 +108,20 @@ final class OnlineIndexBuild implements Runnable {
     /** One index: a failure is logged with the SQL to run by hand, and the next index is still tried. */
     private void perform(Connection connection, IndexWork item) {
         String name = item.index().name();
+        String drop = dialect.dropInvalid(item.index(), jpa.getSchema());
+        String create = dialect.create(item.index(), jpa.getSchema());
         long started = System.nanoTime();
         try {
             if (item.dropInvalid()) {
                 log.infof("Offline-session index %s: dropping the INVALID leftover of an interrupted build on node %s: %s",
-                        name, node, dialect.dropInvalid(item.index()));
-                execute(connection, dialect.dropInvalid(item.index()));
+                        name, node, drop);
+                execute(connection, drop);
             }
             if (item.build()) {
                 log.infof("Offline-session index %s: building on node %s in the background, writes go on: %s",
-                        name, node, dialect.create(item.index()));
+                        name, node, create);
                 try (BuildProgress progress = new BuildProgress(name, connection, started)) {
-                    execute(connection, dialect.create(item.index()));
+                    execute(connection, create);
                 }
                 log.infof("Offline-session index %s: built on node %s in %s", name, node, elapsed(started));
             }
@@ -130,8 +132,7 @@ final class OnlineIndexBuild implements Runnable {
         } catch (Exception e) {
             log.errorf("Offline-session index %s: the online build failed on node %s after %s: %s. Keycloak works without "
                             + "it, only its expiration task is slower; the next start tries again. To build it by hand: %s%s;",
-                    name, node, elapsed(started), e.getMessage(),
-                    dialect == IndexDialect.POSTGRESQL ? dialect.dropInvalid(item.index()) + "; " : "", dialect.create(item.index()));
+                    name, node, elapsed(started), e.getMessage(), dialect == IndexDialect.POSTGRESQL ? drop + "; " : "", create);
             log.debugf(e, "Offline-session index %s: the failure", name);
         }
     }

@@ -32,7 +32,7 @@ class ChangesetRecorderTest {
                 s.execute("CREATE TABLE OFFLINE_USER_SESSION (USER_SESSION_ID VARCHAR(36), REALM_ID VARCHAR(36),"
                         + " OFFLINE_FLAG VARCHAR(4), LAST_SESSION_REFRESH INT, CREATED_ON INT)");
                 // built online by the provider (or by a DBA): the changeset skips itself and is not recorded
-                s.execute(IndexDialect.OTHER.create(OfflineIndex.ALL.get(0)));
+                s.execute(IndexDialect.OTHER.create(OfflineIndex.ALL.get(0), null));
             }
             liquibase(connection).update(new Contexts(), new LabelExpression());
             IndexState before = IndexState.read(connection, null, IndexDialect.OTHER);

@@ -12,17 +12,27 @@ class IndexDialectTest {
 
     @Test
     void givesEachDatabaseItsOnlineBuild() {
-        assertThat(IndexDialect.of("PostgreSQL").create(REFRESH)).isEqualTo(
+        assertThat(IndexDialect.of("PostgreSQL").create(REFRESH, null)).isEqualTo(
                 "CREATE INDEX CONCURRENTLY OFFPRELOAD_USS_EXPIRY_REFRESH ON OFFLINE_USER_SESSION (REALM_ID, OFFLINE_FLAG, LAST_SESSION_REFRESH)");
-        assertThat(IndexDialect.of("PostgreSQL").dropInvalid(REFRESH)).isEqualTo(
+        assertThat(IndexDialect.of("PostgreSQL").dropInvalid(REFRESH, null)).isEqualTo(
                 "DROP INDEX CONCURRENTLY IF EXISTS OFFPRELOAD_USS_EXPIRY_REFRESH");
-        assertThat(IndexDialect.of("Oracle").create(REFRESH)).endsWith(" ONLINE");
-        assertThat(IndexDialect.of("Microsoft SQL Server").create(REFRESH)).startsWith("CREATE NONCLUSTERED INDEX")
+        assertThat(IndexDialect.of("Oracle").create(REFRESH, null)).endsWith(" ONLINE");
+        assertThat(IndexDialect.of("Microsoft SQL Server").create(REFRESH, null)).startsWith("CREATE NONCLUSTERED INDEX")
                 .endsWith("WITH (ONLINE = ON)");
-        assertThat(IndexDialect.of("MariaDB").create(REFRESH)).endsWith(" ALGORITHM=INPLACE LOCK=NONE");
+        assertThat(IndexDialect.of("MariaDB").create(REFRESH, null)).endsWith(" ALGORITHM=INPLACE LOCK=NONE");
         assertThat(IndexDialect.of("MySQL")).isEqualTo(IndexDialect.MYSQL);
-        assertThat(IndexDialect.of("H2").create(REFRESH)).isEqualTo(
+        assertThat(IndexDialect.of("H2").create(REFRESH, null)).isEqualTo(
                 "CREATE INDEX OFFPRELOAD_USS_EXPIRY_REFRESH ON OFFLINE_USER_SESSION (REALM_ID, OFFLINE_FLAG, LAST_SESSION_REFRESH)");
+    }
+
+    @Test
+    void namesKeycloaksSchemaWhereOneIsConfigured() {
+        // db-schema: a pooled connection has the schema on its search path only where Keycloak's Liquibase ran on it
+        assertThat(IndexDialect.POSTGRESQL.create(REFRESH, "idp")).isEqualTo(
+                "CREATE INDEX CONCURRENTLY OFFPRELOAD_USS_EXPIRY_REFRESH ON idp.OFFLINE_USER_SESSION (REALM_ID, OFFLINE_FLAG, LAST_SESSION_REFRESH)");
+        assertThat(IndexDialect.POSTGRESQL.dropInvalid(REFRESH, "idp")).isEqualTo(
+                "DROP INDEX CONCURRENTLY IF EXISTS idp.OFFPRELOAD_USS_EXPIRY_REFRESH");
+        assertThat(IndexDialect.MYSQL.create(REFRESH, "")).contains(" ON OFFLINE_USER_SESSION ");
     }
 
     @Test
