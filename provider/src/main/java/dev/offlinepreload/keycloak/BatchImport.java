@@ -147,7 +147,6 @@ final class BatchImport {
             expired++;
             return;
         }
-        entity.setNotes(compact(entity.getNotes()));
         List<ClientSessionEntry> entries = clientEntries(entity, model, realm, clientRows, null);
         entries.forEach(e -> entity.getClientSessions().add(e.client().getId()));
         ContainerWriter.Result<SessionEntityWrapper<UserSessionEntity>> stored = caches.putIfAbsent(entity.getId(),
@@ -221,7 +220,6 @@ final class BatchImport {
             long lifespan = SessionTimeouts.getOfflineClientSessionLifespanMs(realm, client, entity);
             long maxIdle = SessionTimeouts.getOfflineClientSessionMaxIdleMs(realm, client, entity);
             if (lifespan != SessionTimeouts.ENTRY_EXPIRED_FLAG && maxIdle != SessionTimeouts.ENTRY_EXPIRED_FLAG) {
-                entity.setNotes(compact(entity.getNotes()));
                 entries.add(new ClientSessionEntry(client, entity, SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan)));
             }
         }
@@ -290,17 +288,6 @@ final class BatchImport {
         gone += revoked.size();
         imported.clear();
         imported.addAll(kept);
-    }
-
-    /**
-     * The notes as a plain map sized to hold them: DATA's notes arrive as Jackson's LinkedHashMap with a 16-slot
-     * table, which a cached entry keeps for the session's life. A class histogram after a 1M load counted 8M notes in
-     * 2M such maps, 592 bytes per session of about 1800; sized HashMaps kept 110 MiB less per 1M. Keycloak's own
-     * lazy load caches the parsed map as it is, so its order was never relied on, and both are equally (not) safe
-     * for concurrent writes.
-     */
-    private static Map<String, String> compact(Map<String, String> notes) {
-        return new HashMap<>(notes);
     }
 
     private RealmModel realm(String realmId) {

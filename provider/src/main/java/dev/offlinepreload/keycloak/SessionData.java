@@ -8,6 +8,7 @@ import java.sql.SQLException;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.module.SimpleModule;
 import org.keycloak.models.session.PersistentAuthenticatedClientSessionAdapter;
 import org.keycloak.models.session.PersistentUserSessionAdapter;
 import org.keycloak.util.JsonSerialization;
@@ -27,8 +28,11 @@ record SessionData(byte[] utf8, String text) {
 
     private static final Class<?> USER_DATA = nested(PersistentUserSessionAdapter.class, "PersistentUserSessionData");
     private static final Class<?> CLIENT_DATA = nested(PersistentAuthenticatedClientSessionAdapter.class, "PersistentClientSessionData");
-    /** Keycloak's mapper, each equal string value read as one instance ({@link SharedStrings}). */
-    private static final ObjectMapper MAPPER = JsonSerialization.mapper.copy().registerModule(new SharedStrings().module());
+    /**
+     * Keycloak's mapper, each equal string value read as one instance ({@link SharedStrings}), each string map into a
+     * sized {@code HashMap} ({@link NoteMaps}).
+     */
+    private static final ObjectMapper MAPPER = JsonSerialization.mapper.copy().registerModule(dataModule());
     private static final ObjectReader USER_READER = MAPPER.readerFor(USER_DATA);
     private static final ObjectReader CLIENT_READER = MAPPER.readerFor(CLIENT_DATA);
     private static final VarHandle USER_FIELD = dataField(PersistentUserSessionAdapter.class, USER_DATA);
@@ -62,6 +66,12 @@ record SessionData(byte[] utf8, String text) {
             throw new IOException("DATA is empty");
         }
         return value;
+    }
+
+    private static SimpleModule dataModule() {
+        SimpleModule module = new SimpleModule("offline-preload-data");
+        module.setDeserializers(NoteMaps.deserializers(new SharedStrings()));
+        return module;
     }
 
     private static Class<?> nested(Class<?> outer, String name) {

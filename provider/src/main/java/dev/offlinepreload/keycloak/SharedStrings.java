@@ -7,7 +7,6 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer;
 import com.fasterxml.jackson.databind.deser.std.StringDeserializer;
-import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.type.LogicalType;
 
 /**
@@ -97,11 +96,6 @@ final class SharedStrings extends StdScalarDeserializer<String> {
             }
         }
         return true;
-    }
-
-    /** A Jackson module that reads every string value through this table. */
-    SimpleModule module() {
-        return new SimpleModule("offline-preload-shared-strings").addDeserializer(String.class, this);
     }
 
     @Override

@@ -89,12 +89,45 @@ class SessionDataTest {
     }
 
     @Test
+    void notesAreAHashMapWithKeycloaksEntries() throws IOException {
+        String json = "{\"notes\":{\"a\":\"1\",\"b\":null,\"c\":7,\"d\":true,\"a\":\"2\"},\"userSessionNotes\":{}}";
+        PersistentAuthenticatedClientSessionAdapter keycloak = client(clientRow(json));
+        for (SessionData data : bothForms(json)) {
+            PersistentAuthenticatedClientSessionAdapter loaded = client(clientRow(null));
+            data.parseInto(loaded);
+            assertThat(loaded.getNotes()).isEqualTo(keycloak.getNotes()).containsEntry("a", "2").containsEntry("b", null)
+                    .containsEntry("c", "7").containsEntry("d", "true").hasSize(4)
+                    .isExactlyInstanceOf(HashMap.class);
+        }
+        for (String many : List.of("{\"notes\":{}}", manyNotes(40))) {
+            PersistentUserSessionAdapter loaded = user(userRow(null));
+            new SessionData(null, many).parseInto(loaded);
+            assertThat(loaded.getNotes()).isEqualTo(user(userRow(many)).getNotes()).isExactlyInstanceOf(HashMap.class);
+        }
+        PersistentUserSessionAdapter absent = user(userRow(null));
+        new SessionData(null, "{\"notes\":null}").parseInto(absent);
+        assertThat(absent.getNotes()).isNull();
+    }
+
+    private static String manyNotes(int count) {
+        StringBuilder json = new StringBuilder("{\"notes\":{");
+        for (int i = 0; i < count; i++) {
+            json.append(i == 0 ? "" : ",").append("\"note").append(i).append("\":\"value").append(i).append('"');
+        }
+        return json.append("}}").toString();
+    }
+
+    @Test
     void corruptOrMissingDataIsAnError() {
         assertThatThrownBy(() -> new SessionData("{\"notes\":{".getBytes(StandardCharsets.UTF_8), null).parseInto(user(userRow(null))))
                 .isInstanceOf(IOException.class);
         assertThatThrownBy(() -> new SessionData(null, "{\"unknownField\":1}").parseInto(user(userRow(null))))
                 .as("Keycloak's mapper refuses unknown properties too").isInstanceOf(IOException.class);
         assertThatThrownBy(() -> new SessionData(null, null).parseInto(client(clientRow(null)))).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> new SessionData(null, "{\"notes\":{\"a\":{}}}").parseInto(user(userRow(null))))
+                .as("a note that is an object").isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> new SessionData(null, "{\"notes\":[\"a\"]}").parseInto(user(userRow(null))))
+                .as("notes that are not an object").isInstanceOf(IOException.class);
         assertThatThrownBy(() -> new SessionData("null".getBytes(StandardCharsets.UTF_8), null).parseInto(client(clientRow(null))))
                 .isInstanceOf(IOException.class);
     }
