@@ -34,8 +34,9 @@ import org.keycloak.models.sessions.infinispan.util.SessionTimeouts;
 import org.keycloak.storage.StorageId;
 
 /**
- * One batch inside one Keycloak transaction: read the batch's rows (one range scan per table, or by id), drop what is
- * not the batch's or cannot be loaded, put the rest into this node's caches if absent, then take out again whatever
+ * One batch inside one Keycloak transaction: read the batch's rows (one range scan per table, or by id), parse their
+ * DATA (one parser per table for the whole batch, {@link SessionData}), drop what is not the batch's or cannot be
+ * loaded, put the rest into this node's caches if absent, then take out again whatever
  * a logout or revocation removed from the caches while the batch ran ({@link RemovalWatch}). Rows deleted without
  * going through the caches are caught by the delayed existence check ({@code RevocationGuard}).
  * <p>
@@ -83,8 +84,11 @@ final class BatchImport {
             Set<String> wanted = new HashSet<>(batch.ids());
             List<UserSessionRow> rows = queries.userSessions(em, batch, wanted::contains);
             gone += batch.size() - rows.size();
+            SessionData.parseUserSessions(rows.stream().map(UserSessionRow::data).toList());
+            List<ClientSessionRow> allClientRows = queries.clientSessions(em, batch, wanted::contains);
+            SessionData.parseClientSessions(allClientRows.stream().map(ClientSessionRow::data).toList());
             Map<String, List<ClientSessionRow>> clientRows = new HashMap<>(rows.size() * 2);
-            for (ClientSessionRow row : queries.clientSessions(em, batch, wanted::contains)) {
+            for (ClientSessionRow row : allClientRows) {
                 clientRows.computeIfAbsent(row.entity().getUserSessionId(), id -> new ArrayList<>(2)).add(row);
             }
             int now = Time.currentTime();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 
@@ -115,6 +116,46 @@ class SessionDataTest {
             json.append(i == 0 ? "" : ",").append("\"note").append(i).append("\":\"value").append(i).append('"');
         }
         return json.append("}}").toString();
+    }
+
+    /**
+     * Rows parsed as one batch read exactly as each row parsed alone: the same value, or the same error, whatever the
+     * rows around it hold; rows that are one value each are parsed ahead, the others are left to their own parse.
+     */
+    @Test
+    void aBatchReadsAsEachRowAlone() {
+        String other = USER_DATA.replace("LOGGED_IN", "LOGGED_OUT").replace("172.21.0.1", "10.0.0.9");
+        List<String> rows = Arrays.asList(USER_DATA, other, "{\"notes\":{", other, "", null, USER_DATA,
+                USER_DATA + " " + other, other, "{\"ipAddress\":\"a", "b\"}", USER_DATA + "  ", " " + other,
+                "{\"unknownField\":1}", "null", USER_DATA, "{\"ipAddress\":\"x\"} 7", "[", other, "]", USER_DATA,
+                "{\"ipAddress\":\"x\"", "}", other);
+        List<Boolean> ahead = List.of(true, true, false, true, false, false, true, false, true, false, false, true, true, false,
+                false, true, false, false, false, false, true, false, false, true);
+        // row 18: the next row's stray "]" fails the look past its end
+        for (boolean bytes : List.of(true, false)) {
+            List<SessionData> batch = rows.stream().map(json -> bytes
+                    ? new SessionData(json == null ? null : json.getBytes(StandardCharsets.UTF_8), null)
+                    : new SessionData(null, json)).toList();
+            SessionData.parseUserSessions(batch);
+            for (int i = 0; i < rows.size(); i++) {
+                SessionData alone = bytes ? new SessionData(rows.get(i) == null ? null : rows.get(i).getBytes(StandardCharsets.UTF_8), null)
+                        : new SessionData(null, rows.get(i));
+                assertThat(readAs(batch.get(i))).as("row %d (%s)", i, rows.get(i)).isEqualTo(readAs(alone));
+                assertThat(batch.get(i).parsedAhead()).as("row %d parsed ahead", i).isEqualTo(ahead.get(i));
+            }
+        }
+    }
+
+    /** What a user session's DATA reads as: its fields, or the class of the error. */
+    private static String readAs(SessionData data) {
+        PersistentUserSessionAdapter adapter = user(userRow(null));
+        try {
+            data.parseInto(adapter);
+        } catch (IOException e) {
+            return "error " + e.getClass().getSimpleName();
+        }
+        return adapter.getNotes() + " " + adapter.getIpAddress() + " " + adapter.getAuthMethod() + " " + adapter.isRememberMe()
+                + " " + adapter.getState() + " " + adapter.getBrokerSessionId();
     }
 
     @Test
