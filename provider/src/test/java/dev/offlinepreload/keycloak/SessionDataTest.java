@@ -146,6 +146,21 @@ class SessionDataTest {
         }
     }
 
+    @Test
+    void aBatchOfClientSessionsReadsAsEachRowAlone() throws IOException {
+        List<SessionData> batch = List.of(new SessionData(null, CLIENT_DATA), new SessionData(null, "{\"notes\":"),
+                new SessionData(null, CLIENT_DATA.replace("AUTHENTICATE", "LOGGED_OUT")));
+        SessionData.parseClientSessions(batch);
+        assertThat(batch).extracting(SessionData::parsedAhead).containsExactly(true, false, true);
+        PersistentAuthenticatedClientSessionAdapter first = client(clientRow(null));
+        batch.get(0).parseInto(first);
+        assertThat(first.getNotes()).isEqualTo(client(clientRow(CLIENT_DATA)).getNotes());
+        assertThatThrownBy(() -> batch.get(1).parseInto(client(clientRow(null)))).isInstanceOf(IOException.class);
+        PersistentAuthenticatedClientSessionAdapter third = client(clientRow(null));
+        batch.get(2).parseInto(third);
+        assertThat(third.getAction()).isEqualTo("LOGGED_OUT");
+    }
+
     /** What a user session's DATA reads as: its fields, or the class of the error. */
     private static String readAs(SessionData data) {
         PersistentUserSessionAdapter adapter = user(userRow(null));
