@@ -8,6 +8,7 @@ import java.lang.invoke.VarHandle;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.function.IntConsumer;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.base.ParserBase;
@@ -124,7 +125,8 @@ final class SessionData {
      */
     private static int parseAhead(List<SessionData> rows, int from, ObjectReader reader, boolean bytes) {
         int row = from;
-        try (JsonParser parser = bytes ? reader.createParser(new RowBytes(rows, from)) : reader.createParser(new RowText(rows, from));
+        Rows stream = new Rows(rows, from);
+        try (JsonParser parser = bytes ? reader.createParser(stream.bytes()) : reader.createParser(stream.text());
              MappingIterator<Object> values = reader.readValues(parser)) {
             ParserBase tokens = (ParserBase) parser;
             long start = 0;
@@ -156,77 +158,74 @@ final class SessionData {
         return utf8 != null ? utf8.length : text != null ? text.length() : 0;
     }
 
-    /** The rows' DATA bytes from a first row on, each followed by a space. */
-    private static final class RowBytes extends InputStream {
+    /**
+     * The rows' DATA from a first row on, each row followed by a space, served in pieces to a byte stream
+     * ({@link #bytes}) or a character stream ({@link #text}).
+     */
+    private static final class Rows {
+
+        /** Copies {@code count} units of a row's DATA, from {@code from}, to {@code at} in the reader's buffer. */
+        interface Piece {
+            void copy(SessionData data, int from, int at, int count);
+        }
+
         private final List<SessionData> rows;
         private int row;
         private int position;
 
-        RowBytes(List<SessionData> rows, int from) {
+        Rows(List<SessionData> rows, int from) {
             this.rows = rows;
             this.row = from;
         }
 
-        @Override
-        public int read() {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] buffer, int offset, int length) {
-            int read = 0;
-            while (read < length && row < rows.size()) {
-                byte[] data = rows.get(row).utf8;
-                int left = data == null ? 0 : data.length - position;
+        /** @return the units served (at most {@code length}), or -1 after the last row's space */
+        int serve(int length, Piece piece, IntConsumer space) {
+            int served = 0;
+            while (served < length && row < rows.size()) {
+                SessionData data = rows.get(row);
+                int left = data.length() - position;
                 if (left > 0) {
-                    int n = Math.min(left, length - read);
-                    System.arraycopy(data, position, buffer, offset + read, n);
+                    int n = Math.min(left, length - served);
+                    piece.copy(data, position, served, n);
                     position += n;
-                    read += n;
+                    served += n;
                 } else {
-                    buffer[offset + read++] = ' ';
+                    space.accept(served++);
                     row++;
                     position = 0;
                 }
             }
-            return read == 0 && length > 0 ? -1 : read;
-        }
-    }
-
-    /** The rows' DATA text from a first row on, each followed by a space. */
-    private static final class RowText extends Reader {
-        private final List<SessionData> rows;
-        private int row;
-        private int position;
-
-        RowText(List<SessionData> rows, int from) {
-            this.rows = rows;
-            this.row = from;
+            return served == 0 && length > 0 ? -1 : served;
         }
 
-        @Override
-        public int read(char[] buffer, int offset, int length) {
-            int read = 0;
-            while (read < length && row < rows.size()) {
-                String data = rows.get(row).text;
-                int left = data == null ? 0 : data.length() - position;
-                if (left > 0) {
-                    int n = Math.min(left, length - read);
-                    data.getChars(position, position + n, buffer, offset + read);
-                    position += n;
-                    read += n;
-                } else {
-                    buffer[offset + read++] = ' ';
-                    row++;
-                    position = 0;
+        InputStream bytes() {
+            return new InputStream() {
+                @Override
+                public int read(byte[] buffer, int offset, int length) {
+                    return serve(length, (data, from, at, n) -> System.arraycopy(data.utf8, from, buffer, offset + at, n),
+                            at -> buffer[offset + at] = ' ');
                 }
-            }
-            return read == 0 && length > 0 ? -1 : read;
+
+                @Override
+                public int read() {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+                }
+            };
         }
 
-        @Override
-        public void close() {
+        Reader text() {
+            return new Reader() {
+                @Override
+                public int read(char[] buffer, int offset, int length) {
+                    return serve(length, (data, from, at, n) -> data.text.getChars(from, from + n, buffer, offset + at),
+                            at -> buffer[offset + at] = ' ');
+                }
+
+                @Override
+                public void close() {
+                }
+            };
         }
     }
 

@@ -128,10 +128,10 @@ class SessionDataTest {
         List<String> rows = Arrays.asList(USER_DATA, other, "{\"notes\":{", other, "", null, USER_DATA,
                 USER_DATA + " " + other, other, "{\"ipAddress\":\"a", "b\"}", USER_DATA + "  ", " " + other,
                 "{\"unknownField\":1}", "null", USER_DATA, "{\"ipAddress\":\"x\"} 7", "[", other, "]", USER_DATA,
-                "{\"ipAddress\":\"x\"", "}", other);
+                "{\"ipAddress\":\"x\"", "}", other, "{\"notes\":{\"long\":\"" + "é".repeat(20_000) + "\"}}", other);
         List<Boolean> ahead = List.of(true, true, false, true, false, false, true, false, true, false, false, true, true, false,
-                false, true, false, false, false, false, true, false, false, true);
-        // row 18: the next row's stray "]" fails the look past its end
+                false, true, false, false, false, false, true, false, false, true, true, true);
+        // row 18: the next row's stray "]" fails the look past its end; row 24 is longer than the parser's buffer
         for (boolean bytes : List.of(true, false)) {
             List<SessionData> batch = rows.stream().map(json -> bytes
                     ? new SessionData(json == null ? null : json.getBytes(StandardCharsets.UTF_8), null)
