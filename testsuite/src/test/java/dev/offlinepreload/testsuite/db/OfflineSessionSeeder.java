@@ -8,6 +8,10 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -19,9 +23,9 @@ import dev.offlinepreload.testsuite.keycloak.TestRealm;
 /**
  * Offline sessions in bulk, straight into PostgreSQL: each realm's rows are copies of sessions Keycloak itself created
  * through the token endpoint (so DATA is exactly what that Keycloak version writes), with fresh ids, users spread
- * round-robin, and timestamps spread over time. Inside DATA, every occurrence of the template's creation time (the
- * authentication time and the start times in the notes, values that production sessions do not share) becomes the
- * copy's own creation time, so DATA does not repeat more than production's does. Columns are copied by name from the
+ * round-robin, and timestamps spread over time. Inside DATA, every time the templates hold (the authentication time
+ * and the start times in the notes, values that production sessions do not share) becomes the copy's own creation
+ * time, so DATA does not repeat more than production's does. Columns are copied by name from the
  * template rows, so the same code seeds the Keycloak 24 and the Keycloak 26 schema. One INSERT statement per call
  * writes both tables.
  */
@@ -88,6 +92,7 @@ public final class OfflineSessionSeeder implements AutoCloseable {
         List<String> clientTemplates = realm.templateSessionIds().subList(0, shape.clientSessionsPerSession());
         List<String> userColumns = columns("offline_user_session");
         List<String> clientColumns = columns("offline_client_session");
+        List<String> times = templateTimes(realm.templateSessionIds());
         String sql = "WITH users AS MATERIALIZED ("
                 + "   SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM user_entity"
                 + "   WHERE realm_id = ? AND service_account_client_link IS NULL),"
@@ -99,11 +104,11 @@ public final class OfflineSessionSeeder implements AutoCloseable {
                 + "   FROM generate_series(1::bigint, ?) g),"
                 + " user_sessions AS ("
                 + "   INSERT INTO offline_user_session (" + String.join(", ", userColumns) + ")"
-                + "   SELECT " + userValues(userColumns) + " FROM s"
+                + "   SELECT " + userValues(userColumns, times) + " FROM s"
                 + "   JOIN users u ON u.n = s.user_n % (SELECT count(*) FROM users)"
                 + "   JOIN offline_user_session t ON t.user_session_id = ? AND t.offline_flag = '1')"
                 + " INSERT INTO offline_client_session (" + String.join(", ", clientColumns) + ")"
-                + " SELECT " + clientValues(clientColumns) + " FROM s"
+                + " SELECT " + clientValues(clientColumns, times) + " FROM s"
                 + " JOIN offline_client_session c ON c.offline_flag = '1' AND c.user_session_id IN ("
                 + clientTemplates.stream().map(t -> "?").collect(Collectors.joining(", ")) + ")"
                 + " JOIN offline_user_session t ON t.user_session_id = c.user_session_id AND t.offline_flag = '1'";
@@ -152,27 +157,75 @@ public final class OfflineSessionSeeder implements AutoCloseable {
     /** A copy's creation time: up to a week before its last refresh. */
     private static final String CREATED = "(s.refreshed - (s.g * 104729) % 604800)";
 
-    /** The template's DATA ({@code t} is the template user session) with the copy's creation time in place of its own. */
-    private static String copiedData(String data) {
-        return "replace(" + data + ", t.created_on::text, " + CREATED + "::text)";
+    /**
+     * A template's DATA with the copy's creation time in place of each of the templates' {@code times}. The
+     * authentication time in the user session's notes can be a second or more before the offline session's creation
+     * (the code exchange comes after the login), so it is replaced by the times the templates hold, not by their
+     * creation column. Every time maps to the same value, so no replacement can undo another.
+     */
+    private static String copiedData(String data, List<String> times) {
+        String copied = data;
+        for (String time : times) {
+            copied = "replace(" + copied + ", '" + time + "', " + CREATED + "::text)";
+        }
+        return copied;
     }
 
-    private static String userValues(List<String> columns) {
+    /**
+     * Times in the templates' DATA: the ten-digit numbers within an hour before (or a minute after) the creation of
+     * the template sessions, which is when Keycloak wrote them.
+     */
+    private List<String> templateTimes(List<String> templateSessionIds) {
+        String ids = templateSessionIds.stream().map(id -> "?").collect(Collectors.joining(", "));
+        String sql = "SELECT t.created_on, t.data, c.data FROM offline_user_session t"
+                + " JOIN offline_client_session c ON c.user_session_id = t.user_session_id AND c.offline_flag = '1'"
+                + " WHERE t.offline_flag = '1' AND t.user_session_id IN (" + ids + ")";
+        try (PreparedStatement s = db.prepareStatement(sql)) {
+            for (int i = 0; i < templateSessionIds.size(); i++) {
+                s.setString(i + 1, templateSessionIds.get(i));
+            }
+            Set<String> times = new TreeSet<>();
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    long created = rs.getLong(1);
+                    for (String data : List.of(rs.getString(2), rs.getString(3))) {
+                        Matcher number = TEN_DIGITS.matcher(data);
+                        while (number.find()) {
+                            long time = Long.parseLong(number.group());
+                            if (time >= created - 3600 && time <= created + 60) {
+                                times.add(number.group());
+                            }
+                        }
+                    }
+                }
+            }
+            if (times.isEmpty()) {
+                throw new IllegalStateException("No time found in the DATA of template sessions " + templateSessionIds);
+            }
+            return List.copyOf(times);
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot read the template sessions " + templateSessionIds, e);
+        }
+    }
+
+    private static final Pattern TEN_DIGITS = Pattern.compile("(?<![0-9A-Za-z])[0-9]{10}(?![0-9A-Za-z])");
+
+    private static String userValues(List<String> columns, List<String> times) {
         return columns.stream().map(column -> switch (column) {
             case "user_session_id" -> "s.id";
             case "user_id" -> "u.id";
             case "last_session_refresh" -> "s.refreshed::int";
             case "created_on" -> CREATED + "::int";
-            case "data" -> "CASE WHEN s.corrupt THEN '{\"corrupt' ELSE " + copiedData("t.data") + " END";
+            case "data" -> "CASE WHEN s.corrupt THEN '{\"corrupt' ELSE " + copiedData("t.data", times) + " END";
             default -> "t." + column;
         }).collect(Collectors.joining(", "));
     }
 
-    private static String clientValues(List<String> columns) {
+    private static String clientValues(List<String> columns, List<String> times) {
         return columns.stream().map(column -> switch (column) {
             case "user_session_id" -> "s.id";
             case "timestamp" -> "s.refreshed::int";
-            case "data" -> copiedData("c.data");
+            case "data" -> copiedData("c.data", times);
             default -> "c." + column;
         }).collect(Collectors.joining(", "));
     }
