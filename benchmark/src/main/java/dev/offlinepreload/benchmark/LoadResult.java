@@ -15,11 +15,13 @@ import java.util.Optional;
  * @param peakHeapMiB  highest heap occupancy right after a GC during the load (-1 if not measured)
  * @param liveHeapMiB  live heap after the load (full GC once idle; -1 if not measured)
  * @param dbSeconds    time PostgreSQL spent executing the loader's statements on the session tables
+ * @param dbCpuSeconds CPU time of the database container from the node's start to the end of the load (-1 if not
+ *                     measured): unlike {@code dbSeconds}, no waiting for a CPU or for the client to take the rows
  * @param gcPauseSeconds total GC pause time during the load
  * @param note         e.g. "out of memory" when the load did not finish
  */
 record LoadResult(String loader, int sessions, int batch, int workers, double seconds, long peakHeapMiB,
-                  long liveHeapMiB, double dbSeconds, double gcPauseSeconds, String note) {
+                  long liveHeapMiB, double dbSeconds, double dbCpuSeconds, double gcPauseSeconds, String note) {
 
     static final String OURS = "ours";
     static final String KC24 = "Keycloak " + LoaderComparison.KC24_VERSION;
@@ -32,7 +34,7 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
     }
 
     LoadResult withLoader(String name) {
-        return new LoadResult(name, sessions, batch, workers, seconds, peakHeapMiB, liveHeapMiB, dbSeconds, gcPauseSeconds, note);
+        return new LoadResult(name, sessions, batch, workers, seconds, peakHeapMiB, liveHeapMiB, dbSeconds, dbCpuSeconds, gcPauseSeconds, note);
     }
 
     double sessionsPerSecond() {
@@ -44,7 +46,7 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
     }
 
     static String csvHeader() {
-        return "loader,sessions,batch,workers,seconds,sessions_per_s,peak_heap_mib,live_heap_mib,db_seconds,gc_pause_seconds,note";
+        return "loader,sessions,batch,workers,seconds,sessions_per_s,peak_heap_mib,live_heap_mib,db_seconds,db_cpu_seconds,gc_pause_seconds,note";
     }
 
     String csv() {
@@ -53,6 +55,7 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
                 String.format(Locale.ROOT, "%.0f", sessionsPerSecond()),
                 Long.toString(peakHeapMiB), Long.toString(liveHeapMiB),
                 String.format(Locale.ROOT, "%.2f", dbSeconds),
+                String.format(Locale.ROOT, "%.2f", dbCpuSeconds),
                 String.format(Locale.ROOT, "%.2f", gcPauseSeconds), note);
     }
 }
