@@ -42,6 +42,7 @@ final class LoaderComparison {
     private static final String SEVERAL_CLIENTS_HEAP = "8g";
     private static final String JFR_FILE = "/tmp/preload.jfr";
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
+    private static final Pattern OUR_PLANNED = Pattern.compile("Offline session preload on \\S+: loading \\d+ sessions");
     private static final Pattern OUR_END = Pattern.compile("Offline session preload on \\S+ .* in [0-9.]+ s: \\d+ loaded");
     private static final String KC24_START = "Start pre-loading userSessions from persistent storage";
     private static final String KC24_END = "Pre-loading userSessions from persistent storage finished";
@@ -224,6 +225,7 @@ final class LoaderComparison {
         long loaded = metrics.preloaded("loaded");
         double dbSeconds = db.sessionTableSeconds();
         db.topStatements(6).forEach(line -> Progress.say("ours: db %s", line));
+        Progress.say("ours: %s", lastLine(node, l -> OUR_PLANNED.matcher(l).find())); // its time: when planning ended
         Progress.say("ours: %s", lastLine(node, l -> OUR_END.matcher(l).find()));
         GcLog.Window gc = settings.otherCollector() == null ? awaitWindow(node, l -> true, l -> OUR_END.matcher(l).find())
                 : GcLog.window(node.log().linesSinceStart(), l -> true, l -> OUR_END.matcher(l).find());
