@@ -152,7 +152,7 @@ class ClusterGatingIT {
         node.stop();
         cluster.awaitView(2);
         awaitWarm(2);
-        CompletableFuture<Void> starting = CompletableFuture.runAsync(node::start);
+        CompletableFuture<Void> starting = node.startInBackground();
         node.awaitLogLine("Offline session preload on node2: loading", Duration.ofMinutes(3));
         cluster.pauseDatabase();
         Thread.sleep(15_000); // far longer than the first retry's back-off

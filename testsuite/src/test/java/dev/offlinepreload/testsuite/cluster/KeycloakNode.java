@@ -1,7 +1,10 @@
 package dev.offlinepreload.testsuite.cluster;
 
+import static org.awaitility.Awaitility.await;
+
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 import org.testcontainers.DockerClientFactory;
@@ -80,17 +83,25 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
         super.start();
     }
 
+    /**
+     * Starts the node in the background; the future completes once it is ready. From the moment this returns,
+     * {@link #awaitLogLine} reads the new container's log only, never a line of an earlier start.
+     */
+    public CompletableFuture<Void> startInBackground() {
+        log.newIncarnation(name + " start #" + (++incarnation));
+        return CompletableFuture.runAsync(super::start);
+    }
+
     /** Changes a setting for the node's next start (e.g. a shorter join timeout). */
     public void setEnv(String key, String value) {
         withEnv(key, value);
     }
 
     /** Waits until the node's current container has logged a line containing {@code text}. */
-    public String awaitLogLine(String text, java.time.Duration timeout) {
-        return org.awaitility.Awaitility.await(name + " logs '" + text + "'").atMost(timeout)
-                .pollInterval(java.time.Duration.ofMillis(100))
+    public String awaitLogLine(String text, Duration timeout) {
+        return await(name + " logs '" + text + "'").atMost(timeout).pollInterval(Duration.ofMillis(100))
                 .until(() -> log.linesSinceStart().stream().filter(l -> l.contains(text)).findFirst().orElse(null),
-                        java.util.Objects::nonNull);
+                        Objects::nonNull);
     }
 
     /**
@@ -99,7 +110,7 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
      */
     public void startAndKillOn(String text) {
         startupTimeout(Duration.ofSeconds(45)); // start() fails soon after the kill instead of waiting 5 min
-        CompletableFuture<Void> starting = CompletableFuture.runAsync(this::start);
+        CompletableFuture<Void> starting = startInBackground();
         awaitLogLine(text, Duration.ofMinutes(3));
         kill();
         starting.exceptionally(killedBeforeReady -> null).join();
