@@ -116,7 +116,7 @@ final class Report {
                 .append(" |\n|---|").append("---|".repeat(sizes.size())).append("\n");
         dbRow("this provider, defaults", s -> ourDefault(s));
         dbRow("Keycloak 24.0.5, its best sessionsPerSegment", s -> best(KC24, s));
-        dbRow("raw JDBC read", s -> best(RAW, s));
+        dbRow("raw JDBC read (the read's own time / the database's CPU)", s -> best(RAW, s));
         md.append("\nTimes are wall-clock seconds for the whole pass: for this provider from the start of its pass "
                 + "(planning included) to its \"finished\" line, for Keycloak 24 between its \"Start pre-loading\" and "
                 + "\"Pre-loading ... finished\" lines. Each run starts a fresh node (empty cache, cold JVM) on the same "
