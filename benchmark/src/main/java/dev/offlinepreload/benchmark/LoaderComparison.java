@@ -79,7 +79,8 @@ final class LoaderComparison {
             Database db = new Database(cluster);
             Seeding seeding = new Seeding(cluster, node);
             if (settings.jfrSeconds() > 0) {
-                recordProfiles(node);
+                Progress.say("JFR profiles of the first %d s of every start go to %s", settings.jfrSeconds(),
+                        settings.out().resolve("jfr").toAbsolutePath());
             }
 
             node.setEnv(PRELOAD + "PRELOADING", "false");
@@ -155,7 +156,7 @@ final class LoaderComparison {
                 .env("KC_SPI_USER_SESSIONS_INFINISPAN_PRELOAD_OFFLINE_SESSIONS_FROM_DATABASE", "true")
                 .env("KC_SPI_USER_SESSIONS_INFINISPAN_SESSIONS_PRELOAD_TIMEOUT_IN_SECONDS", "3600")
                 .env("KC_LOG_LEVEL", "INFO,org.keycloak.models.sessions.infinispan.InfinispanUserSessionProviderFactory:debug")
-                .env("JAVA_OPTS_APPEND", heapFlags(settings.heap()))
+                .env("JAVA_OPTS_APPEND", kc24JvmFlags(settings.heap()))
                 .build().start()) {
             KeycloakNode node = cluster.node(1);
             Database db = new Database(cluster);
@@ -173,14 +174,14 @@ final class LoaderComparison {
             int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
             if (cappedHeapMiB > 0) {
                 int best = LoadResult.fastest(results, LoadResult.KC24, largest).orElseThrow().batch();
-                node.setEnv("JAVA_OPTS_APPEND", heapFlags(cappedHeapMiB + "m"));
+                node.setEnv("JAVA_OPTS_APPEND", kc24JvmFlags(cappedHeapMiB + "m"));
                 node.startupTimeout(Duration.ofMinutes(3));
                 results.add(measureKeycloak24(node, db, largest, best, cappedHeapMiB + " MiB heap"));
             }
             if (settings.clientSessions() > 1) {
                 int best = LoadResult.fastest(results, LoadResult.KC24, largest).orElseThrow().batch();
                 severalClientSessions(cluster, node, db, largest);
-                node.setEnv("JAVA_OPTS_APPEND", heapFlags(SEVERAL_CLIENTS_HEAP));
+                node.setEnv("JAVA_OPTS_APPEND", kc24JvmFlags(SEVERAL_CLIENTS_HEAP));
                 node.startupTimeout(Duration.ofMinutes(5));
                 results.add(measureKeycloak24(node, db, largest, best, severalClientsNote()));
             }
@@ -230,7 +231,7 @@ final class LoaderComparison {
         GcLog.Window gc = settings.otherCollector() == null ? awaitWindow(node, l -> true, l -> OUR_END.matcher(l).find())
                 : GcLog.window(node.log().linesSinceStart(), l -> true, l -> OUR_END.matcher(l).find());
         if (settings.jfrSeconds() > 0) {
-            copyProfile(node, "ours-" + size + "-b" + batch + "-w" + workers);
+            copyProfile(node, "ours-" + size + "-b" + batch + "-w" + workers, heapNote);
         }
         String note = heapNote == null ? "" : heapNote;
         if (loaded < size) {
@@ -264,6 +265,9 @@ final class LoaderComparison {
         double seconds = Duration.between(from, to).toMillis() / 1000.0;
         double dbSeconds = db.sessionTableSeconds();
         GcLog.Window gc = GcLog.window(node.log().linesSinceStart(), l -> l.contains(KC24_START), l -> l.contains(KC24_END));
+        if (settings.jfrSeconds() > 0) {
+            copyProfile(node, "kc24-" + size + "-s" + segment, heapNote);
+        }
         LoadResult result = new LoadResult(LoadResult.KC24, size, segment, 0, seconds,
                 gc.peakAfterGcBytes() >> 20, gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds,
                 dbCpuSeconds, gc.pauseMillis() / 1000, heapNote == null ? "" : heapNote);
@@ -304,20 +308,10 @@ final class LoaderComparison {
         return null;
     }
 
-    /**
-     * Every start of the node records a JFR profile of its first {@code --jfr} seconds, which the benchmark copies
-     * into the results folder's jfr/ after the load, one file per run ({@code jfr print --events
-     * jdk.ExecutionSample}, or JDK Mission Control).
-     */
-    private void recordProfiles(KeycloakNode node) {
-        node.setEnv("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()) + " -XX:StartFlightRecording=settings=profile,duration="
-                + settings.jfrSeconds() + "s,filename=" + JFR_FILE);
-        Progress.say("ours: JFR profiles of the first %d s of every start go to %s", settings.jfrSeconds(),
-                settings.out().resolve("jfr").toAbsolutePath());
-    }
-
-    private void copyProfile(KeycloakNode node, String name) {
-        Path target = settings.out().resolve("jfr").resolve(name + ".jfr");
+    /** @param note the run's note (capped heap, several client sessions), in the file's name if any */
+    private void copyProfile(KeycloakNode node, String name, String note) {
+        String file = note == null ? name : name + "-" + note.replaceAll("[^A-Za-z0-9]+", "-");
+        Path target = settings.out().resolve("jfr").resolve(file + ".jfr");
         try {
             Files.createDirectories(target.getParent());
             await("JFR recording written").atMost(Duration.ofSeconds(settings.jfrSeconds() + 30L))
@@ -325,7 +319,7 @@ final class LoaderComparison {
                     .until(() -> node.execInContainer("test", "-s", JFR_FILE).getExitCode() == 0);
             Thread.sleep(2000); // the JVM writes the file in one go, but give it time to finish
             node.copyFileFromContainer(JFR_FILE, target.toString());
-            Progress.say("ours: profile in %s", target);
+            Progress.say("profile in %s", target);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -349,7 +343,25 @@ final class LoaderComparison {
             flags.add("-XX:-UseG1GC");
         }
         flags.addAll(settings.jvmOptions());
+        flags.addAll(profileFlags());
         return String.join(" ", flags);
+    }
+
+    /** Keycloak 24's nodes: the heap flags (its own collector), and the profile of each start if asked. */
+    private String kc24JvmFlags(String heap) {
+        List<String> flags = new ArrayList<>(List.of(heapFlags(heap)));
+        flags.addAll(profileFlags());
+        return String.join(" ", flags);
+    }
+
+    /**
+     * With {@code --jfr}, every start of a node records a JFR profile of its first {@code --jfr} seconds, which the
+     * benchmark copies into the results folder's jfr/ after the load, one file per run ({@code jfr print --events
+     * jdk.ExecutionSample}, or JDK Mission Control). Keycloak 24 loads during its startup: give it enough seconds.
+     */
+    private List<String> profileFlags() {
+        return settings.jfrSeconds() > 0 ? List.of("-XX:StartFlightRecording=settings=profile,duration="
+                + settings.jfrSeconds() + "s,filename=" + JFR_FILE) : List.of();
     }
 
     /** The benchmark's data set: REALMS realms, grown in steps to each measured size. */
