@@ -1,7 +1,5 @@
 package dev.offlinepreload.benchmark;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -10,19 +8,14 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
-import org.testcontainers.containers.Container.ExecResult;
 
 /** The benchmark's view of the cluster's PostgreSQL: statement statistics and the raw read. */
 final class Database {
 
     private static final String SESSION_TABLES = "(query ILIKE '%offline_user_session%' OR query ILIKE '%offline_client_session%')"
             + " AND query NOT ILIKE '%pg_stat_statements%'";
-
-    private static final Pattern USAGE_USEC = Pattern.compile("(?m)^usage_usec (\\d+)$");
 
     private final KeycloakCluster cluster;
 
@@ -51,36 +44,12 @@ final class Database {
     }
 
     /**
-     * CPU time the database container has used so far, in seconds: every PostgreSQL process, user and system time,
-     * from its control group (cgroup v2's {@code cpu.stat}, or v1's {@code cpuacct.usage}). The difference over a load
-     * is the database's work for it; {@link #sessionTableSeconds()} also counts a statement's waiting, for a CPU on a
-     * busy machine or for the client to take its rows.
+     * CPU time the database container has used so far ({@link ContainerCpu}). The difference over a load is the
+     * database's work for it; {@link #sessionTableSeconds()} also counts a statement's waiting, for a CPU on a busy
+     * machine or for the client to take its rows.
      */
     double cpuSeconds() {
-        String out;
-        try {
-            ExecResult read = cluster.database().execInContainer("sh", "-c",
-                    "cat /sys/fs/cgroup/cpu.stat 2>/dev/null || cat /sys/fs/cgroup/cpuacct/cpuacct.usage");
-            out = read.getStdout();
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot read the database container's CPU time", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
-        return cgroupCpuSeconds(out);
-    }
-
-    /** Seconds from cgroup v2's {@code cpu.stat} ({@code usage_usec}) or v1's {@code cpuacct.usage} (nanoseconds). */
-    static double cgroupCpuSeconds(String out) {
-        Matcher v2 = USAGE_USEC.matcher(out);
-        if (v2.find()) {
-            return Long.parseLong(v2.group(1)) / 1e6;
-        }
-        if (out.strip().matches("\\d+")) {
-            return Long.parseLong(out.strip()) / 1e9;
-        }
-        throw new IllegalStateException("No CPU time in the database container's cgroup: '" + out.strip() + "'");
+        return ContainerCpu.seconds(cluster.database());
     }
 
     /** The statements PostgreSQL spent most time on since the last reset: "seconds, calls, rows, query" lines. */

@@ -17,11 +17,14 @@ import java.util.Optional;
  * @param dbSeconds    time PostgreSQL spent executing the loader's statements on the session tables
  * @param dbCpuSeconds CPU time of the database container from the node's start to the end of the load (-1 if not
  *                     measured): unlike {@code dbSeconds}, no waiting for a CPU or for the client to take the rows
+ * @param nodeCpuSeconds CPU time of the node's container for the load (-1 if not measured): from its start to the end
+ *                     of the load, less what the same loader's node took to start with nothing to load
  * @param gcPauseSeconds total GC pause time during the load
  * @param note         e.g. "out of memory" when the load did not finish
  */
 record LoadResult(String loader, int sessions, int batch, int workers, double seconds, long peakHeapMiB,
-                  long liveHeapMiB, double dbSeconds, double dbCpuSeconds, double gcPauseSeconds, String note) {
+                  long liveHeapMiB, double dbSeconds, double dbCpuSeconds, double nodeCpuSeconds, double gcPauseSeconds,
+                  String note) {
 
     static final String OURS = "ours";
     static final String KC24 = "Keycloak " + LoaderComparison.KC24_VERSION;
@@ -34,7 +37,8 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
     }
 
     LoadResult withLoader(String name) {
-        return new LoadResult(name, sessions, batch, workers, seconds, peakHeapMiB, liveHeapMiB, dbSeconds, dbCpuSeconds, gcPauseSeconds, note);
+        return new LoadResult(name, sessions, batch, workers, seconds, peakHeapMiB, liveHeapMiB, dbSeconds, dbCpuSeconds, nodeCpuSeconds,
+                gcPauseSeconds, note);
     }
 
     double sessionsPerSecond() {
@@ -46,7 +50,7 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
     }
 
     static String csvHeader() {
-        return "loader,sessions,batch,workers,seconds,sessions_per_s,peak_heap_mib,live_heap_mib,db_seconds,db_cpu_seconds,gc_pause_seconds,note";
+        return "loader,sessions,batch,workers,seconds,sessions_per_s,peak_heap_mib,live_heap_mib,db_seconds,db_cpu_seconds,node_cpu_seconds,gc_pause_seconds,note";
     }
 
     String csv() {
@@ -56,6 +60,7 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
                 Long.toString(peakHeapMiB), Long.toString(liveHeapMiB),
                 String.format(Locale.ROOT, "%.2f", dbSeconds),
                 String.format(Locale.ROOT, "%.2f", dbCpuSeconds),
+                String.format(Locale.ROOT, "%.2f", nodeCpuSeconds),
                 String.format(Locale.ROOT, "%.2f", gcPauseSeconds), note);
     }
 }

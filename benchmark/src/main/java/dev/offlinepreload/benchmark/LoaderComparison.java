@@ -50,6 +50,9 @@ final class LoaderComparison {
     private final Settings settings;
     private final List<LoadResult> results = new ArrayList<>();
     private long ourBaselineMiB = -1;
+    /** CPU seconds a node takes to start with nothing to load, per loader: subtracted from each load's node CPU. */
+    private double ourStartupCpu;
+    private double kc24StartupCpu;
     /** The heap of the capped-heap run (live heap after the largest load + 256 MiB), 0 before it ran. */
     private long cappedHeapMiB;
 
@@ -85,6 +88,8 @@ final class LoaderComparison {
 
             node.setEnv(PRELOAD + "PRELOADING", "false");
             node.restart();
+            ourStartupCpu = ContainerCpu.seconds(node);
+            Progress.say("ours: a start with nothing to load took %.1f s of CPU", ourStartupCpu);
             node.setEnv(PRELOAD + "PRELOADING", "true");
             if (settings.otherCollector() == null) {
                 ourBaselineMiB = awaitPeriodicLive(node) >> 20;
@@ -161,6 +166,9 @@ final class LoaderComparison {
             KeycloakNode node = cluster.node(1);
             Database db = new Database(cluster);
             Seeding seeding = new Seeding(cluster, node);
+            node.restart(); // nothing seeded yet: a start with nothing to load, past the schema's creation
+            kc24StartupCpu = ContainerCpu.seconds(node);
+            Progress.say("Keycloak 24: a start with nothing to load took %.1f s of CPU", kc24StartupCpu);
             // Keycloak 24 runs its own default collector (ParallelGC), which has no idle-time full GC: its peak heap
             // after GC is measured like ours, its live heap after loading is not.
             for (int size : settings.sizes()) {
@@ -201,7 +209,7 @@ final class LoaderComparison {
             }
         }
         Progress.say("raw read of %d sessions: %.2f s, database CPU %.2f s", size, best, bestCpu);
-        return new LoadResult(LoadResult.RAW, size, 0, 1, best, -1, -1, best, bestCpu, 0, "");
+        return new LoadResult(LoadResult.RAW, size, 0, 1, best, -1, -1, best, bestCpu, -1, 0, "");
     }
 
     private LoadResult measureOurs(KeycloakNode node, Database db, int size, int batch, int workers, String heapNote) {
@@ -221,6 +229,7 @@ final class LoaderComparison {
             return failed(LoadResult.OURS, size, batch, workers, node, null);
         }
         double dbCpuSeconds = db.cpuSeconds() - cpu;
+        double nodeCpuSeconds = ContainerCpu.seconds(node) - ourStartupCpu;
         NodeMetrics metrics = NodeMetrics.scrape(node);
         double seconds = metrics.value("keycloak_offline_preload_last_pass_seconds");
         long loaded = metrics.preloaded("loaded");
@@ -238,7 +247,8 @@ final class LoaderComparison {
             note = (note + " loaded only " + loaded).trim();
         }
         LoadResult result = new LoadResult(LoadResult.OURS, size, batch, workers, seconds, gc.peakAfterGcBytes() >> 20,
-                gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds, dbCpuSeconds, gc.pauseMillis() / 1000, note);
+                gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds, dbCpuSeconds, nodeCpuSeconds,
+                gc.pauseMillis() / 1000, note);
         Progress.say("ours: %s", result.csv());
         return result;
     }
@@ -254,6 +264,7 @@ final class LoaderComparison {
             return failed(LoadResult.KC24, size, segment, 0, node, e);
         }
         double dbCpuSeconds = db.cpuSeconds() - cpu;
+        double nodeCpuSeconds = ContainerCpu.seconds(node) - kc24StartupCpu;
         List<String> lines = node.log().linesSinceStart();
         String start = lastLine(node, l -> l.contains(KC24_START));
         String end = lastLine(node, l -> l.contains(KC24_END));
@@ -270,7 +281,7 @@ final class LoaderComparison {
         }
         LoadResult result = new LoadResult(LoadResult.KC24, size, segment, 0, seconds,
                 gc.peakAfterGcBytes() >> 20, gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds,
-                dbCpuSeconds, gc.pauseMillis() / 1000, heapNote == null ? "" : heapNote);
+                dbCpuSeconds, nodeCpuSeconds, gc.pauseMillis() / 1000, heapNote == null ? "" : heapNote);
         Progress.say("Keycloak 24: %s", result.csv());
         return result;
     }
@@ -281,7 +292,7 @@ final class LoaderComparison {
         Progress.say("%s, %d sessions, batch %d: %s", loader, size, batch, note);
         // also a container that exited (out of memory): Testcontainers' start() does nothing while it still holds one
         node.stop();
-        return new LoadResult(loader, size, batch, workers, 0, -1, -1, 0, -1, 0, note);
+        return new LoadResult(loader, size, batch, workers, 0, -1, -1, 0, -1, -1, 0, note);
     }
 
     private static GcLog.Window awaitWindow(KeycloakNode node, Predicate<String> start, Predicate<String> end) {

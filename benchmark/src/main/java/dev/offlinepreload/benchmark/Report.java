@@ -117,13 +117,22 @@ final class Report {
         dbRow("this provider, defaults", s -> ourDefault(s));
         dbRow("Keycloak 24.0.5, its best sessionsPerSegment", s -> best(KC24, s));
         dbRow("raw JDBC read (the read's own time / the database's CPU)", s -> best(RAW, s));
+        md.append("\n| CPU per load: the node's + the database's = the machine's work | ")
+                .append(sizes.stream().map(Report::sessionsLabel).collect(Collectors.joining(" | ")))
+                .append(" |\n|---|").append("---|".repeat(sizes.size())).append("\n");
+        cpuRow("this provider, defaults", s -> ourDefault(s));
+        cpuRow("Keycloak 24.0.5, its best sessionsPerSegment", s -> best(KC24, s));
         md.append("\nTimes are wall-clock seconds for the whole pass: for this provider from the start of its pass "
                 + "(planning included) to its \"finished\" line, for Keycloak 24 between its \"Start pre-loading\" and "
                 + "\"Pre-loading ... finished\" lines. Each run starts a fresh node (empty cache, cold JVM) on the same "
                 + "data; PostgreSQL's cache is warm. The database's execution time (`pg_stat_statements`, statements on "
                 + "the session tables) counts a statement's waiting too, for a CPU on this shared machine or for the "
                 + "client to take its rows; its CPU is the database container's (cgroup) from the node's start to the "
-                + "end of the load, Keycloak's own startup queries included.\n\n");
+                + "end of the load, Keycloak's own startup queries included. The node's CPU is its container's (cgroup) "
+                + "from its start to the end of the load, less what a start of the same loader's node with nothing to "
+                + "load took: the load's work on the node (the loader, the collector, the JIT compiler). Seconds over "
+                + "the wall-clock time = the cores a load keeps busy; on 2 cores a load cannot take less wall-clock time "
+                + "than half its machine's work.\n\n");
     }
 
     /** The loads of the largest size with several client sessions per session (users with several apps). */
@@ -135,12 +144,12 @@ final class Report {
         md.append("## ").append(sessionsLabel(rows.get(0).sessions())).append(" sessions with ")
                 .append(rows.get(0).note()).append(", one node\n\n")
                 .append("| loader | batch | seconds | sessions/s | peak heap after GC (MiB) | live heap after (MiB) | DB time (s) "
-                        + "| DB CPU (s) | GC pauses (s) |\n|---|---|---|---|---|---|---|---|---|\n");
+                        + "| DB CPU (s) | node CPU (s) | GC pauses (s) |\n|---|---|---|---|---|---|---|---|---|---|\n");
         for (LoadResult r : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %d | %.1f | %,.0f | %s | %s | %.1f | %s | %.1f |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %d | %.1f | %,.0f | %s | %s | %.1f | %s | %s | %.1f |%n",
                     r.loader().equals(OURS) ? "this provider, defaults" : "Keycloak 24.0.5, its best sessionsPerSegment",
                     r.batch(), r.seconds(), r.sessionsPerSecond(), mib(r.peakHeapMiB()), mib(r.liveHeapMiB()),
-                    r.dbSeconds(), cpu(r.dbCpuSeconds()), r.gcPauseSeconds()));
+                    r.dbSeconds(), cpu(r.dbCpuSeconds()), cpu(r.nodeCpuSeconds()), r.gcPauseSeconds()));
         }
         md.append("\nThe same data for both (seeded again for this row), an 8 GiB heap for both.\n\n");
     }
@@ -152,14 +161,14 @@ final class Report {
         }
         md.append("## ").append(title).append("\n\n")
                 .append("| sessions | batch | workers | seconds | sessions/s | peak heap after GC (MiB) | live heap after (MiB)"
-                        + " | DB time (s) | DB CPU (s) | GC pauses (s) | note |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+                        + " | DB time (s) | DB CPU (s) | node CPU (s) | GC pauses (s) | note |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (LoadResult r : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %.1f | %s | %.1f | %s |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %.1f | %s | %s | %.1f | %s |%n",
                     sessionsLabel(r.sessions()), r.batch(), r.workers() == 0 ? "-" : Integer.toString(r.workers()),
                     r.ok() || r.seconds() > 0 ? String.format(Locale.ROOT, "%.1f", r.seconds()) : "-",
                     r.seconds() > 0 ? String.format(Locale.ROOT, "%,.0f", r.sessionsPerSecond()) : "-",
-                    mib(r.peakHeapMiB()), mib(r.liveHeapMiB()), r.dbSeconds(), cpu(r.dbCpuSeconds()), r.gcPauseSeconds(),
-                    r.note()));
+                    mib(r.peakHeapMiB()), mib(r.liveHeapMiB()), r.dbSeconds(), cpu(r.dbCpuSeconds()), cpu(r.nodeCpuSeconds()),
+                    r.gcPauseSeconds(), r.note()));
         }
         md.append("\n");
     }
@@ -343,6 +352,18 @@ final class Report {
             LoadResult r = pick.apply(size);
             md.append(r == null ? "-" : String.format(Locale.ROOT, "%.1f s / %s s", r.dbSeconds(), cpu(r.dbCpuSeconds())))
                     .append(" | ");
+        }
+        md.append("\n");
+    }
+
+    /** The load's CPU on the node and in the database, and their sum: what it costs the machine, waiting aside. */
+    private void cpuRow(String label, IntFunction<LoadResult> pick) {
+        md.append("| ").append(label).append(" | ");
+        for (int size : settings.sizes()) {
+            LoadResult r = pick.apply(size);
+            md.append(r == null || r.nodeCpuSeconds() < 0 || r.dbCpuSeconds() < 0 ? "-"
+                    : String.format(Locale.ROOT, "%.1f + %.1f = %.1f s", r.nodeCpuSeconds(), r.dbCpuSeconds(),
+                    r.nodeCpuSeconds() + r.dbCpuSeconds())).append(" | ");
         }
         md.append("\n");
     }

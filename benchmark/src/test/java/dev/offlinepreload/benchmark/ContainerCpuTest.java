@@ -5,22 +5,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
-class DatabaseTest {
+class ContainerCpuTest {
 
     @Test
     void cgroupV2CpuStatInMicroseconds() {
-        assertThat(Database.cgroupCpuSeconds("usage_usec 12345678\nuser_usec 10000000\nsystem_usec 2345678\n"))
+        assertThat(ContainerCpu.parse("usage_usec 12345678\nuser_usec 10000000\nsystem_usec 2345678\n"))
                 .isEqualTo(12.345678);
     }
 
     @Test
     void cgroupV1UsageInNanoseconds() {
-        assertThat(Database.cgroupCpuSeconds("2500000000\n")).isEqualTo(2.5);
+        assertThat(ContainerCpu.parse("2500000000\n")).isEqualTo(2.5);
     }
 
     @Test
     void nothingReadableIsNamed() {
-        assertThatThrownBy(() -> Database.cgroupCpuSeconds("cat: no such file\n"))
+        assertThatThrownBy(() -> ContainerCpu.parse("cat: no such file\n"))
                 .hasMessageContaining("No CPU time").hasMessageContaining("no such file");
     }
 }
