@@ -131,8 +131,8 @@ final class Report {
                 + "end of the load, Keycloak's own startup queries included. The node's CPU is its container's (cgroup) "
                 + "from its start to the end of the load, less what a start of the same loader's node with nothing to "
                 + "load took: the load's work on the node (the loader, the collector, the JIT compiler). Seconds over "
-                + "the wall-clock time = the cores a load keeps busy; on 2 cores a load cannot take less wall-clock time "
-                + "than half its machine's work.\n\n");
+                + "the wall-clock time = the cores a load keeps busy; on " + cpus() + " cores a load cannot take less "
+                + "wall-clock time than its machine's work divided by " + cpus() + ".\n\n");
     }
 
     /** The loads of the largest size with several client sessions per session (users with several apps). */
