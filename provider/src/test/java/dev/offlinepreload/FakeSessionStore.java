@@ -202,7 +202,7 @@ final class FakeSessionStore implements SessionStore {
                 gone++;
             }
         }
-        return new BatchResult(sessions, (long) sessions.size() * clientSessionsPerSession, 0, 0, 0, gone, List.of());
+        return new BatchResult(sessions, (long) sessions.size() * clientSessionsPerSession, 0, 0, 0, gone, List.of(), 0);
     }
 
     @Override

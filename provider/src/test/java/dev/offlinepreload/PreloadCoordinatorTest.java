@@ -54,7 +54,7 @@ class PreloadCoordinatorTest {
         Map<String, String> values = new HashMap<>();
         values.put("batch-size", "2");
         values.put("workers-per-node", "1");
-        values.put("revocation-recheck-seconds", "0");
+        values.put("revocation-recheck-seconds", "3600");
         values.put("database-retry-seconds", "1");
         for (int i = 0; i < keyValues.length; i += 2) {
             values.put(keyValues[i], keyValues[i + 1]);

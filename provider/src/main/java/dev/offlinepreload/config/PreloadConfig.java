@@ -19,7 +19,7 @@ import java.util.function.Function;
  * @param databaseRetry        how long a failing batch is retried
  * @param expectedClusterSize  members the first pass waits for
  * @param joinTimeout          how long the first pass waits for them
- * @param revocationRecheck    delay of the database check of each imported batch (zero: none)
+ * @param revocationRecheck    delay of the second database check of each imported batch
  * @param maxSessionsPerSecond most sessions loaded per second on this node; 0 = no cap
  * @param holdReadiness        whether startup waits for this node's share
  * @param buildIndexesOnline   whether a node builds the indexes the changelog left out (docs/indexes.md)
@@ -56,7 +56,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
                 Duration.ofSeconds(options.integer(PreloadOption.DATABASE_RETRY_SECONDS, 1, 86_400)),
                 options.integer(PreloadOption.EXPECTED_CLUSTER_SIZE, 1, 1000),
                 Duration.ofSeconds(options.integer(PreloadOption.JOIN_TIMEOUT_SECONDS, 0, 86_400)),
-                Duration.ofSeconds(options.integer(PreloadOption.REVOCATION_RECHECK_SECONDS, 0, 3600)),
+                Duration.ofSeconds(options.integer(PreloadOption.REVOCATION_RECHECK_SECONDS, 1, 3600)),
                 options.integer(PreloadOption.MAX_SESSIONS_PER_SECOND, 0, 10_000_000),
                 options.bool(PreloadOption.HOLD_READINESS),
                 options.bool(PreloadOption.BUILD_INDEXES_ONLINE));

@@ -32,8 +32,8 @@ public enum PreloadOption {
             "How long the first load waits for expected-cluster-size nodes, 0 to 86400 s; then it loads with the "
                     + "nodes present and logs which they are."),
     REVOCATION_RECHECK_SECONDS("revocation-recheck-seconds", "int", "30",
-            "Seconds after import when each batch is checked against the database, 0 to 3600 (0 = no delayed "
-                    + "check), so that a session deleted while it was being loaded is removed again."),
+            "Seconds after import when each batch is checked against the database again, 1 to 3600, so that a "
+                    + "session deleted without going through the caches while it was being loaded is removed again."),
     MAX_SESSIONS_PER_SECOND("max-sessions-per-second", "int", "0",
             "Most offline sessions one node loads per second, 0 to 10000000; 0 = no cap. Lets a node load gently "
                     + "while it serves requests."),

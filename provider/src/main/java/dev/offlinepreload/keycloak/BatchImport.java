@@ -16,6 +16,7 @@ import dev.offlinepreload.load.ImportedSession;
 import dev.offlinepreload.load.RowCheck;
 import dev.offlinepreload.plan.Batch;
 import jakarta.persistence.EntityManager;
+import org.jboss.logging.Logger;
 import org.keycloak.common.util.Time;
 import org.keycloak.connections.jpa.JpaConnectionProvider;
 import org.keycloak.models.ClientModel;
@@ -36,9 +37,9 @@ import org.keycloak.storage.StorageId;
 /**
  * One batch inside one Keycloak transaction: read the batch's rows (one range scan per table, or by id), parse their
  * DATA (one parser per table for the whole batch, {@link SessionData}), drop what is not the batch's or cannot be
- * loaded, put the rest into this node's caches if absent, then take out again whatever
- * a logout or revocation removed from the caches while the batch ran ({@link RemovalWatch}). Rows deleted without
- * going through the caches are caught by the delayed existence check ({@code RevocationGuard}).
+ * loaded, put the rest into this node's caches if absent, then take out again whatever a logout or revocation removed
+ * from the caches while the batch ran, or shortly before ({@link RemovalWatch}). Rows deleted without going through
+ * the caches are caught by the delayed existence check ({@code RevocationGuard}).
  * <p>
  * With persistent user sessions (Keycloak's default) the cache entries are built and put here, per session, exactly
  * as {@code PersistentUserSessionProvider.importUserSession} builds them for a lazy load (Keycloak's own entity
@@ -48,6 +49,8 @@ import org.keycloak.storage.StorageId;
  * import, which computes that mode's cache lifespans.
  */
 final class BatchImport {
+
+    private static final Logger log = Logger.getLogger(BatchImport.class);
 
     private final KeycloakSession session;
     private final EntityManager em;
@@ -66,6 +69,7 @@ final class BatchImport {
     private long repaired;
     private long expired;
     private long gone;
+    private long revoked;
 
     BatchImport(KeycloakSession session, SessionQueries queries, OfflineCaches caches, RemovalWatch removals,
                 boolean persistentSessions, String providerId) {
@@ -80,6 +84,7 @@ final class BatchImport {
 
     BatchResult run(Batch batch) {
         long mark = removals.mark();
+        long readStart = System.nanoTime();
         try {
             Set<String> wanted = new HashSet<>(batch.ids());
             List<UserSessionRow> rows = queries.userSessions(em, batch, wanted::contains);
@@ -96,12 +101,12 @@ final class BatchImport {
             for (UserSessionRow row : rows) {
                 load(row, clientRows.getOrDefault(row.entity().userSessionId(), List.of()), now, provider);
             }
-            takeOutRemovedSince(mark);
+            takeOutRemovedSince(mark, readStart);
         } finally {
             removals.release(mark);
         }
         long clientSessions = imported.stream().mapToLong(s -> s.clientIds().size()).sum();
-        return new BatchResult(List.copyOf(imported), clientSessions, alreadyCached, repaired, expired, gone, List.copyOf(skipped));
+        return new BatchResult(List.copyOf(imported), clientSessions, alreadyCached, repaired, expired, gone, List.copyOf(skipped), revoked);
     }
 
     private void load(UserSessionRow userSessionRow, List<ClientSessionRow> clientRows, int now, UserSessionProvider provider) {
@@ -266,30 +271,38 @@ final class BatchImport {
         caches.evict(imported);
     }
 
-    /** Sessions this batch put whose cache entry a logout or revocation removed after the batch began reading. */
-    private void takeOutRemovedSince(long mark) {
+    /**
+     * Sessions this batch put whose cache entry a logout or revocation removed after the mark: while the batch read,
+     * or up to {@link RemovalWatch#LOOK_BACK} before, while the removal's database delete may not have committed yet.
+     */
+    private void takeOutRemovedSince(long mark, long readStart) {
         if (!removals.anyRemovedSince(mark)) {
             return;
         }
         List<ImportedSession> kept = new ArrayList<>(imported.size());
-        List<ImportedSession> revoked = new ArrayList<>();
+        List<ImportedSession> revokedSessions = new ArrayList<>();
         for (ImportedSession s : imported) {
             if (removals.removedSince(s.id(), mark)) {
-                revoked.add(s);
+                revokedSessions.add(s);
+                long ms = (readStart - removals.removedAtNanos(s.id())) / 1_000_000;
+                log.debugf("Offline session preload: took session %s out of the cache again: a logout or revocation "
+                        + "removed it %d ms %s this batch began reading", s.id(), Math.abs(ms), ms >= 0 ? "before" : "after");
                 continue;
             }
             List<String> clientIds = new ArrayList<>(s.clientIds().size());
             for (String clientId : s.clientIds()) {
                 if (removals.removedSince(new EmbeddedClientSessionKey(s.id(), clientId), mark)) {
                     caches.evictClientSession(s.id(), clientId);
+                    revoked++;
                 } else {
                     clientIds.add(clientId);
                 }
             }
             kept.add(clientIds.size() == s.clientIds().size() ? s : new ImportedSession(s.id(), List.copyOf(clientIds)));
         }
-        caches.evict(revoked);
-        gone += revoked.size();
+        caches.evict(revokedSessions);
+        gone += revokedSessions.size();
+        revoked += revokedSessions.size();
         imported.clear();
         imported.addAll(kept);
     }

@@ -1,8 +1,11 @@
 package dev.offlinepreload.keycloak;
 
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 import org.infinispan.notifications.Listener;
 import org.infinispan.notifications.cachelistener.annotation.CacheEntryRemoved;
@@ -10,68 +13,97 @@ import org.infinispan.notifications.cachelistener.event.CacheEntryRemovedEvent;
 import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
 
 /**
- * The provider's own knowledge of removals, the cheap half of the revocation guard. A logout or revocation in
- * Keycloak 26.7 loads the session (it is then in the cache: its own import, or ours) and removes it from the cache
- * before its database delete commits; with one owner per key that removal runs on this node, the node loading the
- * session. A batch takes a {@link #mark()} before it reads its rows; every removal from the offline caches after that
- * mark is remembered until the batch is done, and the batch takes out again every session it put whose key was
- * removed after its mark: a row read just before a logout never outlives the logout in the cache. Deletes that
- * bypass the cache (a user or client deleted, the expiration task) are caught by the existence checks of the rows.
+ * The provider's own knowledge of removals, the immediate half of the revocation guard. A logout or revocation in
+ * Keycloak 26.7 removes the session from the cache before its database delete commits: with persistent sessions the
+ * cache removal runs in the transaction's prepare step, after the row is locked and before the commit; where Keycloak
+ * cannot write in its main transaction (MariaDB, MySQL) the delete runs after the cache removal, in a transaction of
+ * its own, retried for up to 10 s. With one owner per key that removal runs on this node, the node loading the session.
  * <p>
- * Removals are only remembered while a batch (or a pass's {@code RemovalWindow}) is open, and forgotten once no open
- * one is older.
+ * A batch that reads the row in that gap, before the delete commits, would put the session back. So a batch's
+ * {@link #mark()} is back-dated by {@code lookBack}: every removal from the offline caches during the last
+ * {@code lookBack} before the batch began reading, and every one after, counts against what the batch put, and the
+ * batch takes such sessions out again. Every removal is therefore remembered for {@code lookBack}, whether a batch is
+ * open or not (a removal just before a pass starts matters as much), and longer while an open mark still needs it. A
+ * delete that commits more than {@code lookBack} after its cache removal, or that bypasses the cache (a user or client
+ * deleted, the expiration task), is caught by the delayed existence check of the rows.
+ * <p>
+ * Memory: one remembered removal per offline-cache removal of the last {@code lookBack} (a few hundred bytes each).
  */
 @Listener(observation = Listener.Observation.POST)
 public final class RemovalWatch {
 
+    /** How far back a batch's mark reaches: six times Keycloak's own 10 s retry budget for a session write. */
+    static final Duration LOOK_BACK = Duration.ofSeconds(60);
+
+    private record Removal(long sequence, long nanos, Object key, String userSessionId) {
+    }
+
+    private final long lookBackNanos;
+    private final LongSupplier nanoClock;
     private final AtomicLong sequence = new AtomicLong();
     /** The sequence number of the latest remembered removal, written after the removal is remembered. */
     private final AtomicLong lastRemoval = new AtomicLong();
-    private final ConcurrentSkipListSet<Long> open = new ConcurrentSkipListSet<>();
-    private final ConcurrentHashMap<Object, Long> removed = new ConcurrentHashMap<>();
+    /** Open marks with how many batches hold each (two batches may get the same back-dated mark). Guarded by this. */
+    private final TreeMap<Long, Integer> open = new TreeMap<>();
+    /** Removals in the order of their sequence numbers, oldest first, until nobody needs them. Guarded by this. */
+    private final ArrayDeque<Removal> history = new ArrayDeque<>();
+    /** The removals of the last look-back, oldest first: where a new mark begins. Guarded by this. */
+    private final ArrayDeque<Removal> recent = new ArrayDeque<>();
+    private final ConcurrentHashMap<Object, Removal> removed = new ConcurrentHashMap<>();
     /** The same removals by user session id: a client session's removal counts for its user session. */
-    private final ConcurrentHashMap<String, Long> removedFromSession = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Removal> removedFromSession = new ConcurrentHashMap<>();
+
+    RemovalWatch() {
+        this(LOOK_BACK, System::nanoTime);
+    }
+
+    RemovalWatch(Duration lookBack, LongSupplier nanoClock) {
+        this.lookBackNanos = lookBack.toNanos();
+        this.nanoClock = nanoClock;
+    }
 
     /**
-     * Opens a batch: removals from now on are remembered until {@link #release(long)}. Marks are taken and released
-     * under one lock, so a release never sees a mark half-taken: it computed the oldest open mark from
-     * {@code isEmpty()} then {@code first()}, and a concurrent release in between threw NoSuchElementException after
-     * the batch had put its sessions (the full benchmark's "loaded only 999000").
+     * Opens a batch: its mark lies just before the oldest removal of the last {@code lookBack}, so those removals and
+     * every later one count for it until {@link #release(long)}. Marks are taken and released under one lock.
      */
     synchronized long mark() {
-        long mark = sequence.incrementAndGet();
-        open.add(mark);
+        forgetOld();
+        long mark = recent.isEmpty() ? sequence.get() : recent.peekFirst().sequence() - 1;
+        open.merge(mark, 1, Integer::sum);
         return mark;
     }
 
     /**
-     * Whether anything was removed after the mark was taken: when not, a batch needs no look per key (those lookups
-     * were 3% of the loader threads' CPU in a 1M profile, with no removal at all). A removal that a batch's put was
-     * ordered after has been remembered, and counted here, before that put completed.
+     * Whether anything was removed after the mark: when not, a batch needs no look per key (those lookups were 3% of
+     * the loader threads' CPU in a 1M profile, with no removal at all). A removal that a batch's put was ordered after
+     * has been remembered, and counted here, before that put completed.
      */
     boolean anyRemovedSince(long mark) {
         return lastRemoval.get() > mark;
     }
 
-    /** Whether the entry with this key was removed after the mark was taken. */
+    /** Whether the entry with this key was removed after the mark. */
     boolean removedSince(Object key, long mark) {
-        Long at = removed.get(key);
-        return at != null && at > mark;
+        Removal r = removed.get(key);
+        return r != null && r.sequence() > mark;
     }
 
-    /** Whether the user session or one of its client sessions was removed after the mark was taken. */
+    /** When ({@link System#nanoTime()}) the entry with this key was last removed, as far as it is remembered; for the log. */
+    long removedAtNanos(Object key) {
+        Removal r = removed.get(key);
+        return r == null ? 0 : r.nanos();
+    }
+
+    /** Whether the user session or one of its client sessions was removed after the mark. */
     boolean sessionTouchedSince(String userSessionId, long mark) {
-        Long at = removedFromSession.get(userSessionId);
-        return at != null && at > mark;
+        Removal r = removedFromSession.get(userSessionId);
+        return r != null && r.sequence() > mark;
     }
 
-    /** Closes a batch and forgets the removals no open batch needs any more. */
+    /** Closes a batch and forgets the removals nobody needs any more. */
     synchronized void release(long mark) {
-        open.remove(mark);
-        // Removals at or below every open mark cannot matter to any batch, open now or opened later.
-        long floor = open.isEmpty() ? sequence.get() + 1 : open.first();
-        removed.values().removeIf(at -> at < floor);
-        removedFromSession.values().removeIf(at -> at < floor);
+        open.computeIfPresent(mark, (m, n) -> n == 1 ? null : n - 1);
+        forgetOld();
     }
 
     int remembered() {
@@ -80,12 +112,34 @@ public final class RemovalWatch {
 
     @CacheEntryRemoved
     public void onRemoved(CacheEntryRemovedEvent<Object, Object> event) {
-        if (!event.isPre() && !open.isEmpty()) {
+        if (event.isPre()) {
+            return;
+        }
+        Object key = event.getKey();
+        String userSessionId = key instanceof EmbeddedClientSessionKey client ? client.userSessionId() : String.valueOf(key);
+        synchronized (this) {
             long at = sequence.incrementAndGet();
-            removed.put(event.getKey(), at);
-            Object key = event.getKey();
-            removedFromSession.put(key instanceof EmbeddedClientSessionKey client ? client.userSessionId() : String.valueOf(key), at);
-            lastRemoval.accumulateAndGet(at, Math::max);
+            Removal removal = new Removal(at, nanoClock.getAsLong(), key, userSessionId);
+            history.addLast(removal);
+            recent.addLast(removal);
+            removed.put(key, removal);
+            removedFromSession.put(userSessionId, removal);
+            lastRemoval.set(at);
+            forgetOld();
+        }
+    }
+
+    /** Forgets removals older than the look-back that no open mark precedes. Called under this lock. */
+    private void forgetOld() {
+        long oldest = nanoClock.getAsLong() - lookBackNanos;
+        while (!recent.isEmpty() && recent.peekFirst().nanos() - oldest < 0) {
+            recent.pollFirst();
+        }
+        long floor = open.isEmpty() ? Long.MAX_VALUE : open.firstKey();
+        for (Removal r = history.peekFirst(); r != null && r.nanos() - oldest < 0 && r.sequence() <= floor; r = history.peekFirst()) {
+            history.pollFirst();
+            removed.remove(r.key(), r);
+            removedFromSession.remove(r.userSessionId(), r);
         }
     }
 }

@@ -13,9 +13,12 @@ import java.util.List;
  * @param expired         sessions skipped because they expired (idle or max lifespan, as Keycloak computes them)
  * @param gone            sessions deleted from the database before or while the batch ran
  * @param skipped         rows that cannot be loaded (corrupt data, missing realm or user), with the reason
+ * @param revoked         sessions and client sessions this batch put and took out again at once because a logout or
+ *                        revocation removed them from the caches while, or just before, the batch read them (the
+ *                        sessions among them are also counted as {@code gone})
  */
 public record BatchResult(List<ImportedSession> imported, long clientSessions, long alreadyCached, long repaired,
-                          long expired, long gone, List<SkippedRow> skipped) {
+                          long expired, long gone, List<SkippedRow> skipped, long revoked) {
 
     /** A row that was not loaded, and why; logged with its id so an operator can look at it. */
     public record SkippedRow(String id, String reason) {

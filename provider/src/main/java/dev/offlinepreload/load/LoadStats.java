@@ -24,6 +24,7 @@ public final class LoadStats {
     final LongAdder skipped = new LongAdder();
     final LongAdder failed = new LongAdder();
     final LongAdder revokedRemoved = new LongAdder();
+    final LongAdder revokedAtOnce = new LongAdder();
 
     /** @param total the lifetime counters this pass adds into, or null for the lifetime counters themselves */
     public LoadStats(LoadStats total) {
@@ -56,6 +57,8 @@ public final class LoadStats {
         expired.add(result.expired());
         gone.add(result.gone());
         skipped.add(result.skipped().size());
+        revokedRemoved.add(result.revoked());
+        revokedAtOnce.add(result.revoked());
         if (total != null) {
             total.add(result);
         }
@@ -108,8 +111,14 @@ public final class LoadStats {
         return failed.sum();
     }
 
+    /** Sessions and client sessions put and then taken out again because they were revoked, at once or later. */
     public long revokedRemoved() {
         return revokedRemoved.sum();
+    }
+
+    /** Of {@link #revokedRemoved}, those taken out by their own batch, right after it put them. */
+    public long revokedAtOnce() {
+        return revokedAtOnce.sum();
     }
 
     /** Sessions this pass put into the caches, or completed there. */

@@ -14,11 +14,12 @@ import dev.offlinepreload.plan.Batch;
 import org.jboss.logging.Logger;
 
 /**
- * The delayed revocation check, with its queue, its thread and its shutdown eviction in one place. Each batch checks
- * itself right after importing (removals seen by the caches); a delete whose transaction
- * had not committed by then is caught here, {@code delay} later (Keycloak retries session writes for up to 10 s), by
- * one more existence check of the batch's key range. Whatever cannot be checked (database down, node shutting down)
- * is evicted instead: an evicted session is only loaded again lazily, and lazily loading reads the database.
+ * The delayed revocation check, with its queue, its threads and its shutdown eviction in one place. Each batch checks
+ * itself right after importing (removals seen by the caches, during its read or shortly before); a delete that bypassed
+ * the caches (a user or client deleted, the expiration task, a DBA), or one that committed later than that look-back,
+ * is caught here, {@code delay} later, by one more existence check of the batch's key range. Whatever cannot be checked
+ * (database down, node shutting down) is evicted instead: an evicted session is only loaded again lazily, and lazily
+ * loading reads the database. There is no way to switch it off: it is the only net for deletes the caches never see.
  */
 public final class RevocationGuard implements AutoCloseable {
 
@@ -30,7 +31,8 @@ public final class RevocationGuard implements AutoCloseable {
     private final SessionStore store;
     private final Duration delay;
     private final Set<Pending> pending = ConcurrentHashMap.newKeySet();
-    private final ScheduledExecutorService checks = Executors.newSingleThreadScheduledExecutor(r -> {
+    /** Two threads: a check is one index-only query per table, and one slow check must not hold back the others. */
+    private final ScheduledExecutorService checks = Executors.newScheduledThreadPool(2, r -> {
         Thread t = new Thread(r, "offline-preload-revocation-check");
         t.setDaemon(true);
         return t;
@@ -43,7 +45,7 @@ public final class RevocationGuard implements AutoCloseable {
 
     /** Schedules the delayed check of a batch's imported sessions; removals are counted into {@code stats}. */
     public void offer(Batch batch, List<ImportedSession> imported, LoadStats stats) {
-        if (delay.isZero() || imported.isEmpty()) {
+        if (imported.isEmpty()) {
             return;
         }
         Pending p = new Pending(batch, imported, stats);

@@ -75,6 +75,8 @@ class PreloadConfigTest {
         assertThatThrownBy(() -> parse(Map.of("workers-per-node", "many")))
                 .hasMessageContaining("'many'").hasMessageContaining("workers-per-node");
         assertThatThrownBy(() -> parse(Map.of("capacity-headroom-percent", "95"))).hasMessageContaining("from 0 to 90");
+        assertThatThrownBy(() -> parse(Map.of("revocation-recheck-seconds", "0"))).as("the delayed check cannot be switched off")
+                .hasMessageContaining("revocation-recheck-seconds").hasMessageContaining("from 1 to 3600");
     }
 
     @Test

@@ -2,12 +2,14 @@ package dev.offlinepreload.keycloak;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.infinispan.Cache;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
@@ -19,8 +21,11 @@ import org.junit.jupiter.api.Test;
 /** The removals a batch must see, on a real (local) Infinispan cache with the watch registered as its listener. */
 class RemovalWatchTest {
 
+    private static final Duration LOOK_BACK = Duration.ofSeconds(60);
+
     private final DefaultCacheManager manager = new DefaultCacheManager();
-    private final RemovalWatch watch = new RemovalWatch();
+    private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+    private final RemovalWatch watch = new RemovalWatch(LOOK_BACK, clock::get);
     private final Cache<String, String> cache;
 
     private final Cache<EmbeddedClientSessionKey, String> clientCache;
@@ -39,20 +44,39 @@ class RemovalWatchTest {
         manager.stop();
     }
 
+    private void pass(Duration time) {
+        clock.addAndGet(time.toNanos());
+    }
+
     @Test
-    void aRemovalAfterTheMarkIsSeenOneBeforeItIsNot() {
-        cache.put("before", "x");
+    void aRemovalAfterTheMarkIsSeenOneLongerAgoThanTheLookBackIsNot() {
+        cache.put("long-ago", "x");
         cache.put("after", "x");
         long earlier = watch.mark();
-        cache.remove("before");
+        cache.remove("long-ago");
+        pass(LOOK_BACK.plusSeconds(1));
         long mark = watch.mark();
         cache.remove("after");
 
         assertThat(watch.removedSince("after", mark)).isTrue();
-        assertThat(watch.removedSince("before", mark)).as("removed before this batch began reading").isFalse();
-        assertThat(watch.removedSince("before", earlier)).as("but after the earlier batch's mark").isTrue();
+        assertThat(watch.removedSince("long-ago", mark)).as("removed more than the look-back before this batch").isFalse();
+        assertThat(watch.removedSince("long-ago", earlier)).as("but after the earlier batch's mark").isTrue();
         assertThat(watch.removedSince("never-removed", earlier)).isFalse();
         watch.release(earlier);
+        watch.release(mark);
+    }
+
+    @Test
+    void aRemovalJustBeforeTheMarkIsSeen() {
+        // The revocation race: a logout removes the session from the cache, its delete commits seconds later, and a
+        // batch that begins reading in between still reads the row. The batch must take the session out again.
+        cache.put("revoked", "x");
+        cache.remove("revoked");
+        pass(Duration.ofSeconds(4));
+        long mark = watch.mark();
+        assertThat(watch.removedSince("revoked", mark)).as("removed 4 s before the batch began reading").isTrue();
+        assertThat(watch.sessionTouchedSince("revoked", mark)).isTrue();
+        assertThat(watch.anyRemovedSince(mark)).isTrue();
         watch.release(mark);
     }
 
@@ -62,6 +86,7 @@ class RemovalWatchTest {
         clientCache.put(new EmbeddedClientSessionKey("session", "client"), "x");
         long earlier = watch.mark();
         cache.remove("before");
+        pass(LOOK_BACK.plusSeconds(1));
         long mark = watch.mark();
         assertThat(watch.anyRemovedSince(mark)).as("nothing removed since this mark").isFalse();
         assertThat(watch.anyRemovedSince(earlier)).isTrue();
@@ -73,29 +98,42 @@ class RemovalWatchTest {
     }
 
     @Test
-    void removalsAreForgottenOnceNoOpenBatchNeedsThem() {
+    void removalsAreForgottenOnceOlderThanTheLookBackAndNoOpenBatchNeedsThem() {
         cache.put("a", "x");
         cache.put("b", "x");
         long first = watch.mark();
         cache.remove("a");
+        pass(LOOK_BACK.plusSeconds(1));
         long second = watch.mark();
         cache.remove("b");
         assertThat(watch.remembered()).isEqualTo(2);
 
         watch.release(first);
-        assertThat(watch.remembered()).as("'a' was removed before the open batch's mark").isEqualTo(1);
+        assertThat(watch.remembered()).as("'a' was removed before the open batch's mark, long ago").isEqualTo(1);
         assertThat(watch.removedSince("b", second)).isTrue();
         watch.release(second);
+        assertThat(watch.remembered()).as("'b' was removed within the look-back").isEqualTo(1);
+        pass(LOOK_BACK.plusSeconds(1));
+        long later = watch.mark();
         assertThat(watch.remembered()).isZero();
+        assertThat(watch.removedSince("b", later)).isFalse();
+        watch.release(later);
     }
 
     @Test
-    void nothingIsRememberedWhileNoBatchIsOpen() {
+    void aRemovalWhileNoBatchIsOpenIsRememberedForTheLookBack() {
+        // A removal just before a pass begins matters as much as one during it.
         cache.put("a", "x");
         cache.remove("a");
-        assertThat(watch.remembered()).isZero();
+        assertThat(watch.remembered()).isEqualTo(1);
+        pass(LOOK_BACK.minusSeconds(1));
         long mark = watch.mark();
+        assertThat(watch.removedSince("a", mark)).isTrue();
+        watch.release(mark);
+        pass(Duration.ofSeconds(2));
+        mark = watch.mark();
         assertThat(watch.removedSince("a", mark)).isFalse();
+        assertThat(watch.remembered()).isZero();
         watch.release(mark);
     }
 
@@ -118,7 +156,6 @@ class RemovalWatchTest {
         assertThat(watch.removedSince("s1", mark)).as("s1 itself was not").isFalse();
         assertThat(watch.sessionTouchedSince("s2", mark)).isFalse();
         watch.release(mark);
-        assertThat(watch.remembered()).isZero();
     }
 
     @Test
@@ -146,6 +183,8 @@ class RemovalWatchTest {
         } finally {
             workers.shutdownNow();
         }
+        pass(LOOK_BACK.plusSeconds(1));
+        watch.release(watch.mark());
         assertThat(watch.remembered()).isZero();
     }
 }

@@ -103,7 +103,7 @@ class FakeStore implements SessionStore {
                 gone++;
             }
         }
-        return new BatchResult(imported, imported.size(), 0, 0, 0, gone, List.of());
+        return new BatchResult(imported, imported.size(), 0, 0, 0, gone, List.of(), 0);
     }
 
     @Override

@@ -17,7 +17,7 @@ class LoadStatsTest {
         for (int batch = 0; batch < 5; batch++) {
             int first = batch * 50;
             pass.add(new BatchResult(IntStream.range(first, first + 50).mapToObj(i -> new ImportedSession("s" + i, List.of("app")))
-                    .toList(), 50, 0, 0, 0, 0, List.of()));
+                    .toList(), 50, 0, 0, 0, 0, List.of(), 0));
         }
         assertThat(pass.imported()).isEqualTo(250);
         assertThat(pass.loaded()).isEqualTo(250);
@@ -34,7 +34,19 @@ class LoadStatsTest {
     void everySessionIsKeptWhenSampleEveryIsOne() {
         LoadStats pass = new LoadStats(null, 1);
         pass.add(new BatchResult(List.of(new ImportedSession("a", List.of()), new ImportedSession("b", List.of())), 0, 0, 0, 0,
-                0, List.of()));
+                0, List.of(), 0));
         assertThat(pass.importedSample()).containsExactlyInAnyOrder("a", "b");
+    }
+
+    @Test
+    void sessionsABatchTookOutAtOnceCountAsRevokedInThePassAndTheLifetime() {
+        LoadStats lifetime = new LoadStats(null);
+        LoadStats pass = new LoadStats(lifetime, 1);
+        pass.add(new BatchResult(List.of(new ImportedSession("a", List.of())), 1, 0, 0, 0, 2, List.of(), 3));
+        pass.addRevokedRemoved(4);
+        assertThat(pass.revokedRemoved()).as("at once and by the delayed check").isEqualTo(7);
+        assertThat(pass.revokedAtOnce()).isEqualTo(3);
+        assertThat(lifetime.revokedRemoved()).isEqualTo(7);
+        assertThat(lifetime.revokedAtOnce()).isEqualTo(3);
     }
 }

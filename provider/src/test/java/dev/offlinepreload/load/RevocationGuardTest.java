@@ -65,14 +65,4 @@ class RevocationGuardTest {
         imported(guard, "a");
         assertThat(store.cache).isEmpty();
     }
-
-    @Test
-    void noDelayMeansNoSecondCheck() {
-        try (RevocationGuard guard = new RevocationGuard(store, Duration.ZERO)) {
-            imported(guard, "a");
-            store.database.remove("a");
-            assertThat(guard.pending()).isZero();
-            assertThat(store.cache).containsExactly("a");
-        }
-    }
 }

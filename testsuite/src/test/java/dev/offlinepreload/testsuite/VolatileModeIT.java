@@ -38,8 +38,8 @@ class VolatileModeIT {
                 .buildOptions("--features-disabled=persistent-user-sessions")
                 .pgStatStatements()
                 // The loader's own delayed existence check reads the session tables by design (PreloadIT covers it);
-                // here it would land among the refreshes whose reads are counted.
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__REVOCATION_RECHECK_SECONDS", "0")
+                // an hour later it cannot land among the refreshes whose reads are counted.
+                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__REVOCATION_RECHECK_SECONDS", "3600")
                 .build().start();
         TestRealm.create(cluster.node(1), REAL);
         for (int i = 1; i <= REAL; i++) {

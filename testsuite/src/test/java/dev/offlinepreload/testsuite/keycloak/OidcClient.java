@@ -184,7 +184,7 @@ public final class OidcClient {
         }
         HttpResponse<String> response;
         try {
-            response = HTTP.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+            response = HTTP.send(request.timeout(Duration.ofSeconds(90)).build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new IllegalStateException("Request to " + node.name() + " failed", e);
         } catch (InterruptedException e) {
