@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import dev.offlinepreload.cluster.ClusterGate;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.config.PreloadConfig;
+import dev.offlinepreload.load.ImportedSession;
 import dev.offlinepreload.load.LoadRun;
 import dev.offlinepreload.load.LoadStats;
 import dev.offlinepreload.load.RateLimit;
@@ -66,6 +67,16 @@ public final class PreloadCoordinator implements AutoCloseable {
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "offline-preload-progress"));
     private final CompletableFuture<Void> firstPass = new CompletableFuture<>();
     private volatile boolean closing;
+    /** What the last completed pass found missing afterwards, for the one repair pass; written by the pass thread. */
+    private Shortfall lastShortfall = Shortfall.NONE;
+
+    /**
+     * Sessions a pass put that the caches no longer hold whole when it ends, and of their client sessions those gone.
+     */
+    record Shortfall(long sessions, long clientSessions) {
+        static final Shortfall NONE = new Shortfall(0, 0);
+        static final Shortfall UNCHECKED = new Shortfall(-1, -1);
+    }
 
     public PreloadCoordinator(PreloadConfig config, SessionStore store, PreloadMetrics metrics) {
         this(config, store, metrics, new CapacityLog());
@@ -119,8 +130,19 @@ public final class PreloadCoordinator implements AutoCloseable {
         PassOutcome outcome = PassOutcome.SHUT_DOWN;
         try {
             topology = gate.await(expectedMembers, joinTimeout);
+            boolean repaired = false;
             while (topology != null) {
                 outcome = loadFor(topology);
+                if (outcome == PassOutcome.DONE && lastShortfall.sessions() > 0 && !repaired) {
+                    // Something took entries from under the pass (a clear, a rebalance, eviction): load what is
+                    // missing once more, and report that pass too. Only once: a cache that keeps dropping entries
+                    // is reported, not fought.
+                    repaired = true;
+                    log.warnf("Offline session preload on %s: %d sessions (%d client sessions) loaded by the pass are no "
+                            + "longer cached; loading what is missing once more", store.nodeName(),
+                            lastShortfall.sessions(), lastShortfall.clientSessions());
+                    continue;
+                }
                 if (outcome != PassOutcome.TOPOLOGY_MOVED) {
                     break;
                 }
@@ -188,7 +210,7 @@ public final class PreloadCoordinator implements AutoCloseable {
 
         var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad()), 1, 1, TimeUnit.SECONDS);
         LoadRun.Outcome outcome;
-        long missing = -1;
+        Shortfall missing = Shortfall.UNCHECKED;
         try (SessionStore.RemovalWindow removals = store.watchRemovals()) {
             try {
                 outcome = run.run(plan.batches(), clientLimit, stats);
@@ -201,8 +223,10 @@ public final class PreloadCoordinator implements AutoCloseable {
         }
         switch (outcome) {
             case COMPLETE, CAPACITY -> {
-                metrics.missing(missing);
-                progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "finished" : "stopped at this node's capacity", missing);
+                lastShortfall = missing;
+                metrics.missing(missing.sessions(), missing.clientSessions());
+                progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "finished" : "stopped at this node's capacity",
+                        missing.sessions(), missing.clientSessions());
                 if (capacity != null) {
                     long notReached = outcome == LoadRun.Outcome.CAPACITY ? plan.toLoad() - stats.processed() : 0;
                     capacityLog.afterPass(topology.id(), capacity, store.nodeName(), plan.overCapacity() + notReached,
@@ -211,11 +235,11 @@ public final class PreloadCoordinator implements AutoCloseable {
                 return PassOutcome.DONE;
             }
             case STOPPED -> {
-                progress.finished(stats, closing ? "stopped by shutdown" : "stopped by a topology change", -1);
+                progress.finished(stats, closing ? "stopped by shutdown" : "stopped by a topology change", -1, -1);
                 return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
             }
             default -> {
-                progress.finished(stats, "gave up", -1);
+                progress.finished(stats, "gave up", -1, -1);
                 log.errorf("Offline session preload on %s gave up: the database kept failing for %d s (%s). The sessions "
                         + "not loaded are loaded lazily; preloading tries again at the next topology change.",
                         store.nodeName(), config.databaseRetry().toSeconds(), run.databaseError());
@@ -247,19 +271,32 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     /**
-     * What the pass achieved: sessions it put that the caches do not hold whole now, though nobody removed them (a
-     * logout, a revocation or the loader's own eviction during the pass is no loss). A cache that drops entries after
-     * they were put (a rebalance finishing, eviction) shows up here instead of going unnoticed. Over
-     * {@value #MISSING_CHECK_SAMPLE} sessions an even sample of them is checked and the count scaled: the whole check
+     * What the pass achieved: sessions it put whose entry, or one of the client sessions it put for them, the caches no
+     * longer hold now, though nobody removed them (a logout, a revocation or the loader's own eviction during the pass
+     * is no loss; Keycloak's clear of the caches after a partition merge is). A cache that drops entries after they
+     * were put (a clear, a rebalance finishing, eviction) shows up here instead of going unnoticed. Over
+     * {@value #MISSING_CHECK_SAMPLE} sessions an even sample of them is checked and the counts scaled: the whole check
      * cost about 4 s per 1M sessions, a tenth of the pass, for a figure that is expected to be 0.
      */
-    private long missing(LoadStats stats, SessionStore.RemovalWindow removals) {
-        List<String> sample = stats.importedSample();
+    private Shortfall missing(LoadStats stats, SessionStore.RemovalWindow removals) {
+        List<ImportedSession> sample = stats.importedSample();
         if (sample.isEmpty()) {
-            return 0;
+            return Shortfall.NONE;
         }
-        long notCached = sample.stream().filter(id -> !store.isCached(id) && !removals.removed(id)).count();
-        return Math.round((double) notCached * stats.imported() / sample.size());
+        long sessions = 0;
+        long clientSessions = 0;
+        for (ImportedSession session : sample) {
+            if (removals.removed(session.id())) {
+                continue;
+            }
+            int clientsGone = store.missingClientSessions(session);
+            if (clientsGone > 0 || !store.isCached(session.id())) {
+                sessions++;
+                clientSessions += clientsGone;
+            }
+        }
+        double scale = (double) stats.imported() / sample.size();
+        return new Shortfall(Math.round(sessions * scale), Math.round(clientSessions * scale));
     }
 
     @Override

@@ -36,6 +36,8 @@ final class FakeSessionStore implements SessionStore {
     /** id -> lastRefresh; sorted, so candidates stream in key order like the database's. */
     final Map<String, Integer> database = new ConcurrentSkipListMap<>();
     final Set<String> cache = ConcurrentHashMap.newKeySet();
+    /** Client sessions ("client-N-id") the cache dropped though their session's entry stayed. */
+    final Set<String> droppedClientSessions = ConcurrentHashMap.newKeySet();
     final AtomicReference<TopologySnapshot> topology = new AtomicReference<>(snapshot(1, 1, id -> true));
     /** Every database call fails while set. */
     volatile boolean databaseDown;
@@ -113,7 +115,12 @@ final class FakeSessionStore implements SessionStore {
 
     @Override
     public boolean isCached(String userSessionId) {
-        return cache.contains(userSessionId);
+        return cache.contains(userSessionId) && droppedClientSessions.stream().noneMatch(c -> c.endsWith("-" + userSessionId));
+    }
+
+    @Override
+    public int missingClientSessions(ImportedSession session) {
+        return (int) session.clientIds().stream().filter(droppedClientSessions::contains).count();
     }
 
     @Override
@@ -195,6 +202,7 @@ final class FakeSessionStore implements SessionStore {
         for (String id : batch.ids()) {
             if (database.containsKey(id)) {
                 cache.add(id);
+                droppedClientSessions.removeIf(c -> c.endsWith("-" + id));
                 imported.add(id);
                 sessions.add(new ImportedSession(id, IntStream.range(0, clientSessionsPerSession)
                         .mapToObj(c -> "client-" + c + "-" + id).toList()));

@@ -15,6 +15,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -24,6 +27,7 @@ import dev.offlinepreload.report.PreloadMetrics;
 import dev.offlinepreload.report.PreloadState;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -63,6 +67,35 @@ class PreloadCoordinatorTest {
     }
 
     private final List<String> capacityWarnings = new CopyOnWriteArrayList<>();
+    private final List<String> log = new CopyOnWriteArrayList<>();
+    private final Handler logCapture = new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+            log.add(record.getMessage());
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    @BeforeEach
+    void captureLog() {
+        Logger.getLogger("dev.offlinepreload").addHandler(logCapture);
+    }
+
+    @AfterEach
+    void releaseLog() {
+        Logger.getLogger("dev.offlinepreload").removeHandler(logCapture);
+    }
+
+    private List<String> logLines() {
+        return List.copyOf(log);
+    }
 
     private CompletableFuture<Void> start(PreloadConfig config) {
         coordinator = new PreloadCoordinator(config, store, metrics, new CapacityLog(capacityWarnings::add, capacityWarnings::add));
@@ -121,8 +154,29 @@ class PreloadCoordinatorTest {
         });
         start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 
-        assertThat(metrics.missing()).isEqualTo(1);
-        assertThat(store.removalWindowsClosed).hasValue(1);
+        assertThat(logLines()).as("the logout is no loss, the silent drop is").anyMatch(l -> l.contains(" finished in ")
+                && l.contains("; 1 missing from the caches afterwards"));
+        assertThat(store.cache).as("the repair pass loaded the dropped one again").contains(store.requestedBatches.get(0).get(1));
+        assertThat(metrics.missing()).as("the repair pass's own check").isZero();
+        assertThat(store.removalWindowsClosed).as("the pass and the repair pass").hasValue(2);
+    }
+
+    @Test
+    void clientSessionsDroppedUnderThePassAreReportedAndLoadedOnceMore() throws Exception {
+        store.clientSessionsPerSession = 3;
+        // The third batch runs while something (Keycloak's clear after a merge, say) drops one client session of a
+        // session the first batch put, without a removal through the cache: no logout.
+        store.importHooks.put(3, () -> store.droppedClientSessions.add("client-1-" + store.requestedBatches.get(0).get(0)));
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        List<String> first = store.requestedBatches.get(0);
+        assertThat(store.planCalls).as("a pass, then one more for what it found missing").hasValue(2);
+        assertThat(store.requestedBatches.get(store.requestedBatches.size() - 1)).as("the repair reads only that session")
+                .containsExactly(first.get(0));
+        assertThat(store.droppedClientSessions).isEmpty();
+        assertThat(metrics.missing()).as("the repair pass's own check").isZero();
+        assertThat(logLines()).anyMatch(l -> l.contains("1 missing from the caches afterwards (1 client sessions)"))
+                .anyMatch(l -> l.contains("0 missing from the caches afterwards (0 client sessions)"));
     }
 
     @Test

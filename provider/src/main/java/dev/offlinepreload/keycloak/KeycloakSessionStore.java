@@ -97,6 +97,11 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     }
 
     @Override
+    public int missingClientSessions(ImportedSession session) {
+        return (int) session.clientIds().stream().filter(clientId -> !caches.hasClientSession(session.id(), clientId)).count();
+    }
+
+    @Override
     public RemovalWindow watchRemovals() {
         long mark = removals.mark();
         return new RemovalWindow() {

@@ -92,7 +92,8 @@ final class OfflineCaches {
         LocalizedCacheTopology topology = distribution.getCacheTopology();
         LocalizedCacheTopology clientTopology = clientDistribution.getCacheTopology();
         boolean stable = settled(distribution, topology) && settled(clientDistribution, clientTopology)
-                && Objects.equals(topology.getMembers(), clientTopology.getMembers());
+                && Objects.equals(topology.getMembers(), clientTopology.getMembers())
+                && samePrimaryOwners(topology.getWriteConsistentHash(), clientTopology.getWriteConsistentHash());
         List<String> members = topology.getMembers().stream().map(String::valueOf).collect(Collectors.toList());
         return new TopologySnapshot(id(topology, clientTopology), stable, members, key -> topology.getDistribution(key).isPrimary(),
                 largestShare(topology.getWriteConsistentHash()));
@@ -108,6 +109,24 @@ final class OfflineCaches {
 
     private static long id(LocalizedCacheTopology topology, LocalizedCacheTopology clientTopology) {
         return ((long) topology.getTopologyId() << 32) | (clientTopology.getTopologyId() & 0xffffffffL);
+    }
+
+    /**
+     * Whether both caches place every segment on the same primary owner. With the same members they usually do, but
+     * not always: right after a paused node left the view, one cache was seen settled with 11 of 256 segments on another
+     * owner than in the other (RewarmIT, 2026-11-25). A node plans by the sessions cache's owners and writes only what it owns, so
+     * the client sessions of such segments would be put by nobody.
+     */
+    private static boolean samePrimaryOwners(ConsistentHash sessions, ConsistentHash clientSessions) {
+        if (sessions.getNumSegments() != clientSessions.getNumSegments()) {
+            return false;
+        }
+        for (int segment = 0; segment < sessions.getNumSegments(); segment++) {
+            if (!Objects.equals(sessions.locatePrimaryOwnerForSegment(segment), clientSessions.locatePrimaryOwnerForSegment(segment))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The share of the segments owned by the member that owns the most as primary. */

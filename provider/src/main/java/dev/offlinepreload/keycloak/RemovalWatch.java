@@ -10,6 +10,7 @@ import java.util.function.LongSupplier;
 import org.infinispan.notifications.Listener;
 import org.infinispan.notifications.cachelistener.annotation.CacheEntryRemoved;
 import org.infinispan.notifications.cachelistener.event.CacheEntryRemovedEvent;
+import org.keycloak.cluster.infinispan.InfinispanClusterProviderFactory;
 import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
 
 /**
@@ -27,6 +28,11 @@ import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey
  * delete that commits more than {@code lookBack} after its cache removal, or that bypasses the cache (a user or client
  * deleted, the expiration task), is caught by the delayed existence check of the rows.
  * <p>
+ * Not a removal in this sense: Keycloak's local clear of every session cache after a partition merge, which runs on
+ * its cluster provider's executor ({@link #MERGE_CLEAR_THREADS}) and deletes no row. Counted as logouts, those removals
+ * kept the first pass after a merge from loading anything the clear had taken, and hid from the check after the
+ * pass whatever the clear took from under it.
+ * <p>
  * Memory: one remembered removal per offline-cache removal of the last {@code lookBack} (a few hundred bytes each).
  */
 @Listener(observation = Listener.Observation.POST)
@@ -34,6 +40,12 @@ public final class RemovalWatch {
 
     /** How far back a batch's mark reaches: six times Keycloak's own 10 s retry budget for a session write. */
     static final Duration LOOK_BACK = Duration.ofSeconds(60);
+
+    /**
+     * The name prefix of the threads of {@code InfinispanClusterProviderFactory}'s executor, on which Keycloak clears the
+     * session caches locally after a partition merge (its {@code @Merged} listener).
+     */
+    static final String MERGE_CLEAR_THREADS = InfinispanClusterProviderFactory.class.getName() + "-";
 
     private record Removal(long sequence, long nanos, Object key, String userSessionId) {
     }
@@ -112,7 +124,7 @@ public final class RemovalWatch {
 
     @CacheEntryRemoved
     public void onRemoved(CacheEntryRemovedEvent<Object, Object> event) {
-        if (event.isPre()) {
+        if (event.isPre() || Thread.currentThread().getName().startsWith(MERGE_CLEAR_THREADS)) {
             return;
         }
         Object key = event.getKey();

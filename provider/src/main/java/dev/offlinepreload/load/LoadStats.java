@@ -14,7 +14,7 @@ public final class LoadStats {
     private final LoadStats total;
     private final long sampleEvery;
     private final AtomicLong imported = new AtomicLong();
-    private final List<String> importedSample = new ArrayList<>();
+    private final List<ImportedSession> importedSample = new ArrayList<>();
     final LongAdder loaded = new LongAdder();
     final LongAdder clientSessions = new LongAdder();
     final LongAdder alreadyCached = new LongAdder();
@@ -33,7 +33,7 @@ public final class LoadStats {
 
     /**
      * @param total       the lifetime counters this pass adds into
-     * @param sampleEvery keep the id of every n-th session put ({@link #importedSample}); 0 keeps none
+     * @param sampleEvery keep every n-th session put ({@link #importedSample}); 0 keeps none
      */
     public LoadStats(LoadStats total, long sampleEvery) {
         this.total = total;
@@ -45,7 +45,7 @@ public final class LoadStats {
             for (ImportedSession session : result.imported()) {
                 if (imported.getAndIncrement() % sampleEvery == 0) {
                     synchronized (importedSample) {
-                        importedSample.add(session.id());
+                        importedSample.add(session);
                     }
                 }
             }
@@ -126,8 +126,8 @@ public final class LoadStats {
         return imported.get();
     }
 
-    /** Every n-th of {@link #imported}'s sessions, in no particular order. */
-    public List<String> importedSample() {
+    /** Every n-th of {@link #imported}'s sessions with the client sessions put for it, in no particular order. */
+    public List<ImportedSession> importedSample() {
         synchronized (importedSample) {
             return List.copyOf(importedSample);
         }

@@ -30,6 +30,9 @@ public interface SessionStore {
     /** Whether this node's caches hold the session and every client session its cached entry lists. */
     boolean isCached(String userSessionId);
 
+    /** Of the client sessions a pass put for this session, how many this node's caches no longer hold. */
+    int missingClientSessions(ImportedSession session);
+
     /**
      * Starts remembering which sessions are removed through the caches (a logout, a revocation, an admin deletion,
      * this loader's own eviction), whole or one of their client sessions, until the window is closed.

@@ -16,7 +16,8 @@ import io.micrometer.core.instrument.Metrics;
  * Micrometer meters on Keycloak's registry (scraped at /metrics on the management port), created once per node.
  * Prometheus names: keycloak_offline_preload_sessions_total{outcome}, keycloak_offline_preload_state{state},
  * keycloak_offline_preload_last_pass_seconds, keycloak_offline_preload_planned_sessions,
- * keycloak_offline_preload_missing_sessions, keycloak_offline_preload_database_sessions,
+ * keycloak_offline_preload_missing_sessions, keycloak_offline_preload_missing_client_sessions,
+ * keycloak_offline_preload_database_sessions,
  * keycloak_offline_preload_capacity_sessions.
  */
 public final class PreloadMetrics {
@@ -26,6 +27,7 @@ public final class PreloadMetrics {
     private final AtomicLong lastPassMillis = new AtomicLong();
     private final AtomicLong planned = new AtomicLong();
     private final AtomicLong missing = new AtomicLong();
+    private final AtomicLong missingClientSessions = new AtomicLong();
     /** -1 until the first pass has counted: the gauges then show NaN, not a misleading 0. */
     private final AtomicLong databaseSessions = new AtomicLong(-1);
     private final AtomicLong capacity = new AtomicLong(-1);
@@ -57,6 +59,9 @@ public final class PreloadMetrics {
                 .description("Sessions this node planned to load in its current or last pass").register(registry);
         Gauge.builder("keycloak.offline.preload.missing.sessions", missing, AtomicLong::get)
                 .description("Sessions this node's last pass loaded that its caches no longer held whole when the pass "
+                        + "ended").register(registry);
+        Gauge.builder("keycloak.offline.preload.missing.client.sessions", missingClientSessions, AtomicLong::get)
+                .description("Client sessions this node's last pass put that its caches no longer held when the pass "
                         + "ended").register(registry);
         Gauge.builder("keycloak.offline.preload.database.sessions", databaseSessions, PreloadMetrics::known)
                 .description("Offline sessions in the database that have not expired, counted after this node's last "
@@ -98,11 +103,12 @@ public final class PreloadMetrics {
         lastPassMillis.set(millis);
     }
 
-    public void missing(long sessions) {
+    public void missing(long sessions, long clientSessions) {
         missing.set(sessions);
+        missingClientSessions.set(clientSessions);
     }
 
-    /** The last pass's {@link #missing(long)}. */
+    /** The last pass's missing sessions; see {@link #missing(long, long)}. */
     public long missing() {
         return missing.get();
     }

@@ -53,16 +53,18 @@ public final class ProgressLog implements LoadRun.SkipLog {
     /**
      * The summary line of a pass.
      *
-     * @param missing sessions the pass loaded that the caches no longer hold whole when it ends (-1: not checked)
+     * @param missing               sessions the pass loaded that the caches no longer hold whole when it ends (-1: not checked)
+     * @param missingClientSessions of the client sessions the pass put for them, those the caches no longer hold
      */
-    public void finished(LoadStats stats, String outcome, long missing) {
+    public void finished(LoadStats stats, String outcome, long missing, long missingClientSessions) {
         double seconds = (System.nanoTime() - startNanos) / 1e9;
         String line = String.format(Locale.ROOT, "Offline session preload on %s %s in %.1f s: %d loaded (%d client "
                         + "sessions, %.0f sessions/s), %d already cached (%d of them completed), %d expired, %d gone, "
                         + "%d skipped, %d failed, %d removed again as revoked (%d by their own batch)%s",
                 node, outcome, seconds, stats.loaded(), stats.clientSessions(), seconds > 0 ? stats.loaded() / seconds : 0,
                 stats.alreadyCached(), stats.repaired(), stats.expired(), stats.gone(), stats.skipped(), stats.failed(),
-                stats.revokedRemoved(), stats.revokedAtOnce(), missing < 0 ? "" : "; " + missing + " missing from the caches afterwards"
+                stats.revokedRemoved(), stats.revokedAtOnce(), missing < 0 ? "" : "; " + missing
+                        + " missing from the caches afterwards (" + missingClientSessions + " client sessions)"
                         + (stats.importedSample().size() < stats.imported()
                         ? " (estimated from " + stats.importedSample().size() + " of " + stats.imported() + " checked)" : ""));
         if (missing > 0) {

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.infinispan.Cache;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.context.Flag;
 import org.infinispan.manager.DefaultCacheManager;
 import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
 import org.junit.jupiter.api.AfterEach;
@@ -155,6 +156,28 @@ class RemovalWatchTest {
         assertThat(watch.sessionTouchedSince("s1", mark)).as("one of s1's client sessions was removed").isTrue();
         assertThat(watch.removedSince("s1", mark)).as("s1 itself was not").isFalse();
         assertThat(watch.sessionTouchedSince("s2", mark)).isFalse();
+        watch.release(mark);
+    }
+
+    @Test
+    void keycloaksClearAfterAPartitionMergeIsNoRevocation() throws Exception {
+        // Keycloak clears every session cache locally on each node after a merge, on its cluster provider's executor;
+        // no row is deleted. A logout on any other thread counts.
+        cache.put("cleared", "x");
+        clientCache.put(new EmbeddedClientSessionKey("cleared", "app"), "x");
+        Thread clear = new Thread(() -> {
+            cache.getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL).clear();
+            clientCache.clear();
+        }, RemovalWatch.MERGE_CLEAR_THREADS + "pool-3-thread-1");
+        clear.start();
+        clear.join();
+        assertThat(cache).isEmpty();
+        cache.put("logged-out", "x");
+        cache.remove("logged-out");
+
+        long mark = watch.mark();
+        assertThat(watch.sessionTouchedSince("cleared", mark)).as("cleared after a merge").isFalse();
+        assertThat(watch.removedSince("logged-out", mark)).isTrue();
         watch.release(mark);
     }
 

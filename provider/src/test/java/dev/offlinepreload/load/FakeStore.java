@@ -58,6 +58,11 @@ class FakeStore implements SessionStore {
     }
 
     @Override
+    public int missingClientSessions(ImportedSession session) {
+        return 0;
+    }
+
+    @Override
     public long sessionsMaxCount() {
         return -1;
     }
