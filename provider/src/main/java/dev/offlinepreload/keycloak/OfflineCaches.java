@@ -220,16 +220,19 @@ final class OfflineCaches {
         return clientSessions.size();
     }
 
+    /** Removes what the loader put, as its own removal ({@link RemovalWatch#asOwnRemoval}). */
     void evict(List<ImportedSession> imported) {
-        for (ImportedSession session : imported) {
-            for (String clientId : session.clientIds()) {
-                evictClientSession(session.id(), clientId);
+        RemovalWatch.asOwnRemoval(() -> {
+            for (ImportedSession session : imported) {
+                for (String clientId : session.clientIds()) {
+                    clientSessions.remove(new EmbeddedClientSessionKey(session.id(), clientId));
+                }
+                sessions.remove(session.id());
             }
-            sessions.remove(session.id());
-        }
+        });
     }
 
     void evictClientSession(String userSessionId, String clientId) {
-        clientSessions.remove(new EmbeddedClientSessionKey(userSessionId, clientId));
+        RemovalWatch.asOwnRemoval(() -> clientSessions.remove(new EmbeddedClientSessionKey(userSessionId, clientId)));
     }
 }

@@ -50,6 +50,9 @@ public final class RemovalWatch {
     private record Removal(long sequence, long nanos, Object key, String userSessionId) {
     }
 
+    /** Set while this provider removes entries itself (see {@link #asOwnRemoval}); the listener runs on the same thread. */
+    private static final ThreadLocal<Boolean> OWN_REMOVAL = ThreadLocal.withInitial(() -> false);
+
     private final long lookBackNanos;
     private final LongSupplier nanoClock;
     private final AtomicLong sequence = new AtomicLong();
@@ -122,6 +125,20 @@ public final class RemovalWatch {
         return removed.size();
     }
 
+    /**
+     * Runs the provider's own removals (a failed batch's eviction before its retry, a revoked session taken out, the
+     * delayed check's removals): no batch must take them for a logout (the retry of a failed batch would take out
+     * everything it put again), but they are no loss either, so the check after a pass still counts them as removed.
+     */
+    static void asOwnRemoval(Runnable removal) {
+        OWN_REMOVAL.set(true);
+        try {
+            removal.run();
+        } finally {
+            OWN_REMOVAL.set(false);
+        }
+    }
+
     @CacheEntryRemoved
     public void onRemoved(CacheEntryRemovedEvent<Object, Object> event) {
         if (event.isPre() || Thread.currentThread().getName().startsWith(MERGE_CLEAR_THREADS)) {
@@ -133,10 +150,12 @@ public final class RemovalWatch {
             long at = sequence.incrementAndGet();
             Removal removal = new Removal(at, nanoClock.getAsLong(), key, userSessionId);
             history.addLast(removal);
-            recent.addLast(removal);
-            removed.put(key, removal);
             removedFromSession.put(userSessionId, removal);
-            lastRemoval.set(at);
+            if (!OWN_REMOVAL.get()) {
+                recent.addLast(removal);
+                removed.put(key, removal);
+                lastRemoval.set(at);
+            }
             forgetOld();
         }
     }

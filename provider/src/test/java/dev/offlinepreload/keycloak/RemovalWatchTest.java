@@ -182,6 +182,20 @@ class RemovalWatchTest {
     }
 
     @Test
+    void theProvidersOwnEvictionIsNoRevocationButNoLossEither() {
+        // A failed batch evicts what it put and is retried at once: the retry must not take its sessions for revoked.
+        cache.put("evicted", "x");
+        long window = watch.mark();
+        RemovalWatch.asOwnRemoval(() -> cache.remove("evicted"));
+        long retry = watch.mark();
+        assertThat(watch.removedSince("evicted", retry)).as("seen by the retry's batch").isFalse();
+        assertThat(watch.anyRemovedSince(retry)).isFalse();
+        assertThat(watch.sessionTouchedSince("evicted", window)).as("seen by the pass's check: no loss").isTrue();
+        watch.release(retry);
+        watch.release(window);
+    }
+
+    @Test
     void batchesOpeningAndClosingConcurrentlyNeverFail() throws Exception {
         // Two workers, as in a load; before marks and releases shared a lock, one release could find the open marks
         // emptied between isEmpty() and first() and throw NoSuchElementException after its batch had put sessions.
