@@ -304,13 +304,16 @@ public final class PreloadCoordinator implements AutoCloseable {
         closing = true;
         passes.shutdownNow();
         ticker.shutdownNow();
-        guard.close();
         try {
-            if (!passes.awaitTermination(30, TimeUnit.SECONDS)) {
-                log.warn("Offline session preload did not stop within 30 s of shutdown");
+            guard.close();
+        } finally {
+            try {
+                if (!passes.awaitTermination(30, TimeUnit.SECONDS)) {
+                    log.warn("Offline session preload did not stop within 30 s of shutdown");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 

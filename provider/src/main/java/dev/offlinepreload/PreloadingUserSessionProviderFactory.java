@@ -1,8 +1,12 @@
 package dev.offlinepreload;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import dev.offlinepreload.config.InvalidOptionException;
 import dev.offlinepreload.keycloak.Compatibility;
@@ -39,6 +43,11 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
     static final int ORDER = InfinispanUtils.PROVIDER_ORDER + 10;
 
     private static final Logger log = Logger.getLogger(PreloadingUserSessionProviderFactory.class);
+    /**
+     * With hold-readiness, how long startup waits for the first load itself, beyond join-timeout-seconds for the
+     * nodes: a hung database must not keep a node from ever becoming ready.
+     */
+    static final Duration READINESS_HOLD_FOR_LOAD = Duration.ofMinutes(10);
 
     private PreloadConfig config = PreloadConfig.DISABLED;
     private KeycloakSessionFactory sessionFactory;
@@ -109,9 +118,20 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
             coordinator = new PreloadCoordinator(config, store, metrics);
             var pass = coordinator.start();
             if (config.holdReadiness()) {
-                log.infof("Offline session preloading: startup waits until node %s has loaded its share (%s=true)",
-                        store.nodeName(), PreloadOption.HOLD_READINESS.confName());
-                pass.join();
+                Duration limit = config.joinTimeout().plus(READINESS_HOLD_FOR_LOAD);
+                log.infof("Offline session preloading: startup waits until node %s has loaded its share (%s=true), "
+                        + "at most %d s", store.nodeName(), PreloadOption.HOLD_READINESS.confName(), limit.toSeconds());
+                try {
+                    pass.get(limit.toSeconds(), TimeUnit.SECONDS);
+                } catch (TimeoutException e) {
+                    log.warnf("Offline session preloading: node %s has not loaded its share within %d s (%s plus %d s "
+                            + "for the load); startup goes on and the load continues in the background", store.nodeName(),
+                            limit.toSeconds(), PreloadOption.JOIN_TIMEOUT_SECONDS.confName(), READINESS_HOLD_FOR_LOAD.toSeconds());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (ExecutionException e) {
+                    throw new IllegalStateException(e.getCause());
+                }
             }
         } catch (RuntimeException | LinkageError e) {
             // LinkageError: Keycloak internals differ from those this jar was built against.
@@ -120,17 +140,24 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
         }
     }
 
+    /** Each step runs whatever the one before threw: the built-in factory's own close must run in any case. */
     @Override
     public void close() {
-        if (coordinator != null) {
-            coordinator.close();
+        try {
+            if (coordinator != null) {
+                coordinator.close();
+            }
+        } finally {
             coordinator = null;
+            try {
+                if (store != null) {
+                    store.close();
+                }
+            } finally {
+                store = null;
+                super.close();
+            }
         }
-        if (store != null) {
-            store.close();
-            store = null;
-        }
-        super.close();
     }
 
     @Override

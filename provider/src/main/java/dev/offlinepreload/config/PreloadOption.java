@@ -38,7 +38,8 @@ public enum PreloadOption {
             "Most offline sessions one node loads per second, 0 to 10000000; 0 = no cap. Lets a node load gently "
                     + "while it serves requests."),
     HOLD_READINESS("hold-readiness", "boolean", "false",
-            "Keep the node from becoming ready (startup blocks) until its share is loaded."),
+            "Keep the node from becoming ready (startup blocks) until its share is loaded, at most "
+                    + "join-timeout-seconds plus 10 minutes."),
     BUILD_INDEXES_ONLINE("build-indexes-online", "boolean", "true",
             "Build an index the changelog left out on a large table after startup, in the background, on one node, "
                     + "without blocking writes (PostgreSQL, MySQL, MariaDB). false = only log the SQL for a DBA.");
