@@ -1,7 +1,9 @@
 package dev.offlinepreload.keycloak;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
@@ -96,9 +98,19 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
         return caches.isCached(userSessionId);
     }
 
+    /**
+     * The client sessions the pass put for it and those its cached entry lists (what the database held when it was
+     * loaded; a client session found cached at load time and cleared since is not among those put) that this node's
+     * cache does not hold.
+     */
     @Override
     public int missingClientSessions(ImportedSession session) {
-        return (int) session.clientIds().stream().filter(clientId -> !caches.hasClientSession(session.id(), clientId)).count();
+        Set<String> expected = new HashSet<>(session.clientIds());
+        var entry = caches.session(session.id());
+        if (entry != null) {
+            expected.addAll(entry.getEntity().getClientSessions());
+        }
+        return (int) expected.stream().filter(clientId -> !caches.hasClientSession(session.id(), clientId)).count();
     }
 
     @Override

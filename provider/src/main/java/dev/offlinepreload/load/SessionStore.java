@@ -30,7 +30,10 @@ public interface SessionStore {
     /** Whether this node's caches hold the session and every client session its cached entry lists. */
     boolean isCached(String userSessionId);
 
-    /** Of the client sessions a pass put for this session, how many this node's caches no longer hold. */
+    /**
+     * Of the client sessions a pass put for this session, and those its cached entry lists, how many this node's
+     * caches do not hold.
+     */
     int missingClientSessions(ImportedSession session);
 
     /**
