@@ -1,8 +1,16 @@
 package dev.offlinepreload.testsuite;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
@@ -12,7 +20,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * hold-readiness: startup, and so readiness, waits for the node's first pass, gate included. One node expecting two
- * can only become ready once the gate has timed out and the pass has run.
+ * can only become ready once the gate has timed out (15 s) and the pass has run: its log shows that order, and its
+ * /health/ready does not answer 200 while the gate waits, and does once startup has completed.
  */
 class ReadinessHoldIT {
 
@@ -41,6 +50,36 @@ class ReadinessHoldIT {
             }
         }
         throw new AssertionError("no log line contains '" + text + "'");
+    }
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    /** The status of /health/ready, or 0 when nothing answers (the management interface is not up yet). */
+    private static int readiness(KeycloakNode node) {
+        try {
+            HttpRequest request = HttpRequest.newBuilder(URI.create(node.managementUrl() + "/health/ready"))
+                    .timeout(Duration.ofSeconds(2)).GET().build();
+            return HTTP.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void healthReadyAnswersOnlyOnceTheFirstPassIsDone() {
+        KeycloakNode node = cluster.node(1);
+        node.stopGracefully();
+        CompletableFuture<Void> starting = node.startInBackground();
+        node.awaitLogLine("startup waits until node node1 has loaded its share", Duration.ofMinutes(3));
+        // The gate waits 15 s for a second node from before that line: for 10 s the pass cannot have run.
+        await("/health/ready not 200 while the node holds").during(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(12))
+                .pollInterval(Duration.ofMillis(500)).until(() -> readiness(node) != 200);
+        starting.join();
+        assertThat(node.log().linesSinceStart()).anyMatch(l -> l.contains("Offline session preload on node1 finished in"));
+        assertThat(readiness(node)).as("/health/ready after startup").isEqualTo(200);
     }
 
     @Test
