@@ -2,9 +2,12 @@ package dev.offlinepreload;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -45,6 +48,11 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     private static final Logger log = Logger.getLogger(PreloadCoordinator.class);
     private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
+    /**
+     * How much longer than database-timeout-seconds close() waits for the threads: the connection's read timeout
+     * comes a few seconds after the query timeout, and the statement's failure is then rolled back.
+     */
+    private static final Duration STOP_MARGIN = Duration.ofSeconds(15);
 
     /** How one pass for one topology ended. */
     enum PassOutcome {
@@ -64,6 +72,8 @@ public final class PreloadCoordinator implements AutoCloseable {
     private final RevocationGuard guard;
     private final CapacityLog capacityLog;
     private final ExecutorService passes = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-coordinator"));
+    /** The capacity count, which runs while the keys stream. */
+    private final ExecutorService counts = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-count"));
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "offline-preload-progress"));
     private final CompletableFuture<Void> firstPass = new CompletableFuture<>();
     private volatile boolean closing;
@@ -171,8 +181,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topologyId() != topology.id());
         // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
         // planner asks for the limit only once they have.
-        CompletableFuture<CapacityAdvice> counted = CompletableFuture.supplyAsync(() -> capacity(topology),
-                task -> daemon(task, "offline-preload-count").start());
+        Future<CapacityAdvice> counted = counts.submit(() -> capacity(topology));
         LoadPlan plan;
         try {
             // With several client sessions per session the client-session cache may hold fewer sessions than the
@@ -180,10 +189,12 @@ public final class PreloadCoordinator implements AutoCloseable {
             // sessions than either cache holds (a session has at least one client session): the ceiling.
             long ceiling = Math.min(config.fillLimit(store.sessionsMaxCount()), config.cacheLimit(store.clientSessionsMaxCount()));
             LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, ceiling, () -> {
-                CapacityAdvice capacity = counted.join();
+                CapacityAdvice capacity = awaitCount(counted);
                 return capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity();
             }, config.batchSize());
             plan = retry.call("reading the session ids", () -> planner.plan(store::forEachKey, store::forEachCandidate));
+        } catch (ShutDown e) {
+            return PassOutcome.SHUT_DOWN;
         } catch (Retry.GaveUp e) {
             if (closing) {
                 return PassOutcome.SHUT_DOWN;
@@ -196,7 +207,12 @@ public final class PreloadCoordinator implements AutoCloseable {
                     store.nodeName(), config.databaseRetry().toSeconds(), e.getMessage());
             return PassOutcome.FAILED;
         }
-        CapacityAdvice capacity = counted.join();
+        CapacityAdvice capacity;
+        try {
+            capacity = awaitCount(counted);
+        } catch (ShutDown e) {
+            return PassOutcome.SHUT_DOWN;
+        }
         metrics.planned(plan.toLoad());
         metrics.state(PreloadState.LOADING);
 
@@ -245,6 +261,32 @@ public final class PreloadCoordinator implements AutoCloseable {
                         store.nodeName(), config.databaseRetry().toSeconds(), run.databaseError());
                 return PassOutcome.FAILED;
             }
+        }
+    }
+
+    /** Thrown where the pass waits for the count and the node shuts down meanwhile. */
+    private static final class ShutDown extends RuntimeException {
+        ShutDown() {
+            super("shutting down", null, false, false);
+        }
+    }
+
+    /**
+     * The count's result, waiting for it interruptibly: each of its statements is bounded by database-timeout-seconds.
+     *
+     * @return null if the count failed (as {@link #capacity})
+     * @throws ShutDown if the wait was interrupted: close()
+     */
+    private static CapacityAdvice awaitCount(Future<CapacityAdvice> counted) {
+        try {
+            return counted.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ShutDown();
+        } catch (CancellationException e) {
+            throw new ShutDown();
+        } catch (ExecutionException e) {
+            return null; // capacity() catches the database's failures; anything else plans without the count, as they do
         }
     }
 
@@ -299,22 +341,38 @@ public final class PreloadCoordinator implements AutoCloseable {
         return new Shortfall(Math.round(sessions * scale), Math.round(clientSessions * scale));
     }
 
+    /**
+     * Stops every thread the coordinator started, and waits for them: a statement in flight ends within
+     * database-timeout-seconds (and its margin) even on a hung database, and nothing of this provider writes into
+     * the caches after this returns. Safe to call more than once, from a shutdown hook and from the factory.
+     */
     @Override
     public void close() {
         closing = true;
+        firstPass.complete(null); // a startup held for the first pass goes on at once
         passes.shutdownNow();
+        counts.shutdownNow();
         ticker.shutdownNow();
         try {
             guard.close();
         } finally {
+            Duration limit = config.databaseTimeout().plus(STOP_MARGIN);
+            long deadline = System.nanoTime() + limit.toNanos();
             try {
-                if (!passes.awaitTermination(30, TimeUnit.SECONDS)) {
-                    log.warn("Offline session preload did not stop within 30 s of shutdown");
+                if (!passes.awaitTermination(limit.toMillis(), TimeUnit.MILLISECONDS)
+                        || !counts.awaitTermination(millisUntil(deadline), TimeUnit.MILLISECONDS)
+                        || !guard.awaitTermination(millisUntil(deadline))) {
+                    log.warnf("Offline session preload on %s did not stop within %d s of shutdown", store.nodeName(),
+                            limit.toSeconds());
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    private static long millisUntil(long deadlineNanos) {
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
     }
 
     private static Thread daemon(Runnable r, String name) {

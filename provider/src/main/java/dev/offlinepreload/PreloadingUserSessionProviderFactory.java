@@ -54,6 +54,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
     private PreloadMetrics metrics;
     private PreloadCoordinator coordinator;
     private KeycloakSessionStore store;
+    private Thread shutdownHook;
 
     @Override
     public void init(Config.Scope scope) {
@@ -108,7 +109,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
                 log.infof("Offline session preloading does not apply on this node: %s", reason);
                 return;
             }
-            store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID);
+            store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID, config.databaseTimeout());
             if (!config.participates(store.nodeName())) {
                 metrics.state(PreloadState.NOT_APPLICABLE);
                 log.infof("Offline session preloading: node %s is not in %s=%s; it serves its share lazily",
@@ -116,6 +117,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
                 return;
             }
             coordinator = new PreloadCoordinator(config, store, metrics);
+            stopOnShutdown(coordinator);
             var pass = coordinator.start();
             if (config.holdReadiness()) {
                 Duration limit = config.joinTimeout().plus(READINESS_HOLD_FOR_LOAD);
@@ -140,12 +142,23 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
         }
     }
 
+    /**
+     * Stops loading as soon as the JVM begins to shut down (SIGTERM), before Keycloak stops its caches and whatever
+     * the order in which it closes factories; and lets a startup held for the first pass go on, since Quarkus only
+     * stops once startup has finished.
+     */
+    private void stopOnShutdown(PreloadCoordinator running) {
+        shutdownHook = new Thread(running::close, "offline-preload-shutdown");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+    }
+
     /** Each step runs whatever the one before threw: the built-in factory's own close must run in any case. */
     @Override
     public void close() {
         try {
             if (coordinator != null) {
                 coordinator.close();
+                removeShutdownHook();
             }
         } finally {
             coordinator = null;
@@ -157,6 +170,14 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
                 store = null;
                 super.close();
             }
+        }
+    }
+
+    private void removeShutdownHook() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException e) {
+            // the JVM is shutting down: the hook runs (or ran) close() too, which does nothing twice
         }
     }
 

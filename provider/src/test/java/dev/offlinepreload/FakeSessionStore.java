@@ -67,8 +67,11 @@ final class FakeSessionStore implements SessionStore {
     final AtomicInteger removalWindowsClosed = new AtomicInteger();
     /** Run inside the importBatch call with this (1-based) number, before it reads the "database". */
     final Map<Integer, Runnable> importHooks = new ConcurrentHashMap<>();
-    /** Threads that planned (the coordinator's) and imported (the workers). */
+    /** Run inside each forEachKey call before it streams, e.g. to hang like a statement on a paused database. */
+    volatile Runnable keysHook = () -> { };
+    /** Threads that planned (the coordinator's), counted, and imported (the workers). */
     final Set<Thread> planningThreads = ConcurrentHashMap.newKeySet();
+    final Set<Thread> countingThreads = ConcurrentHashMap.newKeySet();
     final Set<Thread> workerThreads = ConcurrentHashMap.newKeySet();
 
     /** A stable topology with members node1..nodeN. */
@@ -83,6 +86,26 @@ final class FakeSessionStore implements SessionStore {
             database.put(id(i), 1_000 + i);
         }
         return this;
+    }
+
+    /**
+     * Blocks until {@code release} opens, ignoring interrupts as a JDBC read does (it ends only when its timeout
+     * fires), then fails like the timed-out statement.
+     */
+    static void hangUninterruptibly(CountDownLatch entered, CountDownLatch release) {
+        entered.countDown();
+        boolean interrupted = false;
+        while (release.getCount() > 0) {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        throw new IllegalStateException("statement timed out");
     }
 
     static String id(int i) {
@@ -158,6 +181,7 @@ final class FakeSessionStore implements SessionStore {
         planCalls.incrementAndGet();
         planningThreads.add(Thread.currentThread());
         failIfDown();
+        keysHook.run();
         keysStreaming.countDown();
         database.keySet().forEach(sink);
     }
@@ -172,6 +196,7 @@ final class FakeSessionStore implements SessionStore {
     @Override
     public SessionCount countSessions() {
         countCalls.incrementAndGet();
+        countingThreads.add(Thread.currentThread());
         failIfDown();
         if (countFails) {
             throw new IllegalStateException("statement timeout");

@@ -296,6 +296,49 @@ class PreloadCoordinatorTest {
     }
 
     @Test
+    void closeWaitsForAWorkerWhoseStatementIgnoresInterruptsAndLeavesNothingOfItCached() throws Exception {
+        CountDownLatch inSecondBatch = new CountDownLatch(1);
+        CountDownLatch statementTimesOut = new CountDownLatch(1);
+        store.importHooks.put(2, () -> FakeSessionStore.hangUninterruptibly(inSecondBatch, statementTimesOut));
+        start(config("revocation-recheck-seconds", "30"));
+        await(inSecondBatch, "the second batch");
+
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(coordinator::close);
+        // close() must not return while the worker is still inside its statement: it could write afterwards
+        Thread.sleep(300);
+        assertThat(closing).as("close() returned while a worker was still reading").isNotDone();
+        statementTimesOut.countDown();
+        closing.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        for (Thread thread : concat(store.planningThreads, store.workerThreads)) {
+            assertThat(thread.isAlive()).as("%s alive after close() returned", thread.getName()).isFalse();
+        }
+        assertThat(store.cache).as("what the pass put is evicted: its revocation check cannot run").isEmpty();
+        assertThat(store.importCalls).hasValue(2);
+    }
+
+    @Test
+    void closeLetsAStartupHeldForTheFirstPassGoOnAtOnceWhilePlanningHangs() throws Exception {
+        CountDownLatch planning = new CountDownLatch(1);
+        CountDownLatch statementTimesOut = new CountDownLatch(1);
+        store.keysHook = () -> FakeSessionStore.hangUninterruptibly(planning, statementTimesOut);
+        CompletableFuture<Void> firstPass = start(config());
+        await(planning, "the key stream");
+
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(coordinator::close);
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(closing).as("close() waits for the hung key stream").isNotDone();
+        statementTimesOut.countDown();
+        closing.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        for (Thread thread : concat(store.planningThreads, store.countingThreads)) {
+            assertThat(thread.isAlive()).as("%s alive after close() returned", thread.getName()).isFalse();
+        }
+        assertThat(store.importCalls).as("no batch after close()").hasValue(0);
+        assertThat(logLines()).noneMatch(l -> l.contains("did not stop"));
+    }
+
+    @Test
     void startCompletesWhenTheFirstPassIsOver() throws Exception {
         CountDownLatch inFirstBatch = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);

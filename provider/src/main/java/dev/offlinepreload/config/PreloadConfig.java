@@ -17,6 +17,7 @@ import java.util.function.Function;
  * @param maxSessionsPerNode   upper bound of sessions loaded on this node; 0 = the cache's max-count less the headroom
  * @param headroomPercent      share of each cache's max-count left free
  * @param databaseRetry        how long a failing batch is retried
+ * @param databaseTimeout      longest one loader statement may wait for the database
  * @param expectedClusterSize  members the first pass waits for
  * @param joinTimeout          how long the first pass waits for them
  * @param revocationRecheck    delay of the second database check of each imported batch
@@ -25,7 +26,7 @@ import java.util.function.Function;
  * @param buildIndexesOnline   whether a node builds the indexes the changelog left out (docs/indexes.md)
  */
 public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<String> participatingNodes,
-                            int maxSessionsPerNode, int headroomPercent, Duration databaseRetry,
+                            int maxSessionsPerNode, int headroomPercent, Duration databaseRetry, Duration databaseTimeout,
                             int expectedClusterSize, Duration joinTimeout,
                             Duration revocationRecheck, int maxSessionsPerSecond, boolean holdReadiness,
                             boolean buildIndexesOnline) {
@@ -35,7 +36,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
      * schema on its own.
      */
     public static final PreloadConfig DISABLED = new PreloadConfig(false, 1000, 1, Set.of(), 0, 10,
-            Duration.ofSeconds(120), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, false, false);
+            Duration.ofSeconds(120), Duration.ofSeconds(60), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, false, false);
 
     /**
      * @param lookup returns the raw value an operator set for an option key, or null when unset
@@ -54,6 +55,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
                 options.integer(PreloadOption.MAX_SESSIONS_PER_NODE, 0, Integer.MAX_VALUE),
                 options.integer(PreloadOption.CAPACITY_HEADROOM_PERCENT, 0, 90),
                 Duration.ofSeconds(options.integer(PreloadOption.DATABASE_RETRY_SECONDS, 1, 86_400)),
+                Duration.ofSeconds(options.integer(PreloadOption.DATABASE_TIMEOUT_SECONDS, 1, 3600)),
                 options.integer(PreloadOption.EXPECTED_CLUSTER_SIZE, 1, 1000),
                 Duration.ofSeconds(options.integer(PreloadOption.JOIN_TIMEOUT_SECONDS, 0, 86_400)),
                 Duration.ofSeconds(options.integer(PreloadOption.REVOCATION_RECHECK_SECONDS, 1, 3600)),
@@ -101,6 +103,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
         values.put(PreloadOption.MAX_SESSIONS_PER_NODE.key(), Integer.toString(maxSessionsPerNode));
         values.put(PreloadOption.CAPACITY_HEADROOM_PERCENT.key(), Integer.toString(headroomPercent));
         values.put(PreloadOption.DATABASE_RETRY_SECONDS.key(), Long.toString(databaseRetry.toSeconds()));
+        values.put(PreloadOption.DATABASE_TIMEOUT_SECONDS.key(), Long.toString(databaseTimeout.toSeconds()));
         values.put(PreloadOption.EXPECTED_CLUSTER_SIZE.key(), Integer.toString(expectedClusterSize));
         values.put(PreloadOption.JOIN_TIMEOUT_SECONDS.key(), Long.toString(joinTimeout.toSeconds()));
         values.put(PreloadOption.REVOCATION_RECHECK_SECONDS.key(), Long.toString(revocationRecheck.toSeconds()));

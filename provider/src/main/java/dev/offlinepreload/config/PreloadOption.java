@@ -26,6 +26,10 @@ public enum PreloadOption {
             "How long a batch is retried, 1 to 86400 s, with backoff from 0.5 s to 30 s, when the database fails; "
                     + "then it is reported and the load goes on, or, if the database answered nothing meanwhile, the "
                     + "pass gives up until the next topology change."),
+    DATABASE_TIMEOUT_SECONDS("database-timeout-seconds", "int", "60",
+            "Longest one statement of the loader may wait for the database, 1 to 3600 s (query timeout, and the read "
+                    + "timeout of its connection, so a hung or paused database fails it too); then it counts as a "
+                    + "database failure and is retried within database-retry-seconds."),
     EXPECTED_CLUSTER_SIZE("expected-cluster-size", "int", "1",
             "Nodes that must be in the cluster before the first load starts, 1 to 1000; 1 = do not wait."),
     JOIN_TIMEOUT_SECONDS("join-timeout-seconds", "int", "300",

@@ -1,5 +1,6 @@
 package dev.offlinepreload.keycloak;
 
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -58,8 +59,12 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
         caches.clientSessionsCache().addListener(removals);
     }
 
-    /** Looks the caches up once; they live as long as the node. */
-    public static KeycloakSessionStore open(KeycloakSessionFactory factory, String providerId) {
+    /**
+     * Looks the caches up once; they live as long as the node.
+     *
+     * @param statementTimeout longest one loader statement may take or wait for the database
+     */
+    public static KeycloakSessionStore open(KeycloakSessionFactory factory, String providerId, Duration statementTimeout) {
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
             InfinispanConnectionProvider infinispan = session.getProvider(InfinispanConnectionProvider.class);
             OfflineCaches caches = new OfflineCaches(
@@ -68,7 +73,7 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
             String schema = factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa
                     ? jpa.getSchema() : null;
             String database = em(session).unwrap(Session.class).doReturningWork(c -> c.getMetaData().getDatabaseProductName());
-            return new KeycloakSessionStore(factory, providerId, caches, new SessionQueries(schema, "PostgreSQL".equals(database)),
+            return new KeycloakSessionStore(factory, providerId, caches, new SessionQueries(schema, "PostgreSQL".equals(database), statementTimeout),
                     infinispan.getNodeInfo().nodeName());
         });
     }

@@ -4,12 +4,14 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -27,6 +29,16 @@ import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
  * and padded to a power of two, so each statement has at most 11 shapes for the drivers' statement caches. Every
  * query is served by a primary key or an existing index, and none takes a lock.
  * <p>
+ * Every statement is bounded in time: a query timeout, which the database enforces by cancelling the statement, and,
+ * a few seconds longer, the read timeout of the connection, which ends the wait for a hung or paused database that
+ * cannot even cancel (the driver then closes the connection and the pool discards it). Either is an SQLException,
+ * retried like any other database failure. The read timeout is the connection's, so it is put back afterwards: the
+ * pool does not reset it.
+ * <p>
+ * The key streams are streamed, not buffered whole: through the fetch size, or, with MySQL Connector/J (which ignores
+ * the fetch size without {@code useCursorFetch=true}), row by row ({@code Integer.MIN_VALUE}). Nothing else uses the
+ * connection while a stream is open.
+ * <p>
  * Rows outside a batch (other nodes' sessions in a range, sessions over capacity) are dropped after reading their key
  * column only: their DATA is never fetched into a string.
  */
@@ -37,10 +49,15 @@ final class SessionQueries {
     /** Powers of two, then the limit: never more than twice the parameters needed, at most 11 shapes per query. */
     private static final int[] PADDED_SIZES = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, MAX_IN_LIST};
     private static final int FETCH_SIZE = 10_000;
+    /** How much longer than the query timeout the connection waits for a byte before giving the database up. */
+    static final int READ_TIMEOUT_MARGIN_MILLIS = 5_000;
+    /** setNetworkTimeout's executor: MariaDB Connector/J refuses null; PostgreSQL's and MySQL's drivers do not use it. */
+    private static final Executor DIRECT = Runnable::run;
     private static final String IDS = "(?)";
     private static final String RANGE = " BETWEEN ? AND ?";
 
     private final boolean dataAsBytes;
+    private final int timeoutSeconds;
     private final String keys;
     private final String candidates;
     private final String userSessions;
@@ -66,9 +83,11 @@ final class SessionQueries {
     /**
      * @param schema      Keycloak's database schema ({@code db-schema}), or null for the connection's default
      * @param dataAsBytes whether DATA is read as the driver's unconverted UTF-8 bytes (PostgreSQL) instead of a string
+     * @param timeout     longest a statement may take, or wait for the database ({@code database-timeout-seconds})
      */
-    SessionQueries(String schema, boolean dataAsBytes) {
+    SessionQueries(String schema, boolean dataAsBytes, Duration timeout) {
         this.dataAsBytes = dataAsBytes;
+        this.timeoutSeconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE / 1000 - READ_TIMEOUT_MARGIN_MILLIS, timeout.toSeconds()));
         String prefix = schema == null || schema.isBlank() ? "" : schema + ".";
         String userTable = prefix + "OFFLINE_USER_SESSION";
         String clientTable = prefix + "OFFLINE_CLIENT_SESSION";
@@ -178,8 +197,13 @@ final class SessionQueries {
         return params;
     }
 
-    private static long count(EntityManager em, String sql, List<?> params) {
+    private long count(EntityManager em, String sql, List<?> params) {
         return list(em, sql, params, rs -> rs.getLong(1)).get(0);
+    }
+
+    /** {@value #FETCH_SIZE} rows per round trip; MySQL Connector/J streams only row by row. */
+    private static int fetchSize(Connection connection) throws SQLException {
+        return connection.getMetaData().getDriverName().startsWith("MySQL Connector") ? Integer.MIN_VALUE : FETCH_SIZE;
     }
 
     static String clientSessionKey(String userSessionId, String clientId) {
@@ -246,21 +270,41 @@ final class SessionQueries {
     }
 
     /** All rows the reader returns non-null for. */
-    private static <T> List<T> list(EntityManager em, String sql, List<?> params, RowReader<T> reader) {
+    private <T> List<T> list(EntityManager em, String sql, List<?> params, RowReader<T> reader) {
         List<T> rows = new ArrayList<>();
         stream(em, sql, params, reader, value -> rows.add(value));
         return rows;
     }
 
-    /** Streams the rows (fetch size {@value #FETCH_SIZE}) through the Keycloak transaction's connection. */
-    private static <T> void stream(EntityManager em, String sql, List<?> params, RowReader<T> reader, Consumer<? super T> sink) {
-        em.unwrap(Session.class).doWork(connection -> query(connection, sql, params, reader, sink));
+    /** Streams the rows through the Keycloak transaction's connection, each statement bounded in time. */
+    private <T> void stream(EntityManager em, String sql, List<?> params, RowReader<T> reader, Consumer<? super T> sink) {
+        em.unwrap(Session.class).doWork(connection -> {
+            int readTimeout = connection.getNetworkTimeout();
+            connection.setNetworkTimeout(DIRECT, timeoutSeconds * 1000 + READ_TIMEOUT_MARGIN_MILLIS);
+            try {
+                query(connection, sql, params, reader, sink);
+            } finally {
+                restore(connection, readTimeout);
+            }
+        });
     }
 
-    private static <T> void query(Connection connection, String sql, List<?> params, RowReader<T> reader,
-                                  Consumer<? super T> sink) throws SQLException {
+    /** Puts the connection's read timeout back; a connection the timeout broke is closed already and left to the pool. */
+    private static void restore(Connection connection, int readTimeout) {
+        try {
+            if (!connection.isClosed()) {
+                connection.setNetworkTimeout(DIRECT, readTimeout);
+            }
+        } catch (SQLException e) {
+            // broken by the failure being thrown: the pool discards it
+        }
+    }
+
+    private <T> void query(Connection connection, String sql, List<?> params, RowReader<T> reader,
+                           Consumer<? super T> sink) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
-            statement.setFetchSize(FETCH_SIZE);
+            statement.setQueryTimeout(timeoutSeconds);
+            statement.setFetchSize(fetchSize(connection));
             for (int i = 0; i < params.size(); i++) {
                 statement.setObject(i + 1, params.get(i));
             }

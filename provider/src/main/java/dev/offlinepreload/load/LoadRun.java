@@ -115,8 +115,12 @@ public final class LoadRun {
         } catch (ExecutionException e) {
             throw new IllegalStateException("A preload worker failed", e.getCause());
         } finally {
+            // Until every worker has ended, so nothing of this run writes into the caches after it returns: each
+            // statement is bounded by database-timeout-seconds, and retries end on stop or interrupt.
             pool.shutdownNow();
-            pool.awaitTermination(30, TimeUnit.SECONDS);
+            while (!pool.awaitTermination(1, TimeUnit.SECONDS)) {
+                log.debugf("Offline session preload: waiting for run %d's workers to end", run);
+            }
         }
         if (databaseDown != null) {
             return Outcome.DATABASE_UNAVAILABLE;

@@ -81,6 +81,11 @@ public final class RevocationGuard implements AutoCloseable {
         }
     }
 
+    /** After {@link #close()}: waits for a check in flight (its statements are bounded by database-timeout-seconds). */
+    public boolean awaitTermination(long millis) throws InterruptedException {
+        return checks.awaitTermination(millis, TimeUnit.MILLISECONDS);
+    }
+
     /** Stops checking and evicts every session still waiting for its check (node shutdown). */
     @Override
     public void close() {

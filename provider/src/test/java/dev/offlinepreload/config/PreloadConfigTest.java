@@ -51,11 +51,19 @@ class PreloadConfigTest {
         assertThat(config.participatingNodes()).as("all").isEmpty();
         assertThat(config.headroomPercent()).isEqualTo(10);
         assertThat(config.databaseRetry()).hasSeconds(120);
+        assertThat(config.databaseTimeout()).hasSeconds(60);
         assertThat(config.expectedClusterSize()).isEqualTo(1);
         assertThat(config.joinTimeout()).hasSeconds(300);
         assertThat(config.revocationRecheck()).hasSeconds(30);
         assertThat(config.holdReadiness()).isFalse();
         assertThat(config.buildIndexesOnline()).isTrue();
+    }
+
+    @Test
+    void aStatementTimeoutOfZeroWouldMeanNoneAndIsRefused() {
+        assertThat(parse(Map.of("database-timeout-seconds", "5")).databaseTimeout()).hasSeconds(5);
+        assertThatThrownBy(() -> parse(Map.of("database-timeout-seconds", "0")))
+                .hasMessageContaining("spi-user-sessions--offline-preload--database-timeout-seconds");
     }
 
     @Test
