@@ -347,7 +347,10 @@ public final class PreloadCoordinator implements AutoCloseable {
      * the caches after this returns. Safe to call more than once, from a shutdown hook and from the factory.
      */
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closing) {
+            return; // closed already (the shutdown hook and the factory both call it; the second waits for the first)
+        }
         closing = true;
         firstPass.complete(null); // a startup held for the first pass goes on at once
         passes.shutdownNow();
@@ -364,6 +367,8 @@ public final class PreloadCoordinator implements AutoCloseable {
                         || !guard.awaitTermination(millisUntil(deadline))) {
                     log.warnf("Offline session preload on %s did not stop within %d s of shutdown", store.nodeName(),
                             limit.toSeconds());
+                } else {
+                    log.infof("Offline session preload on %s stopped: the node is shutting down", store.nodeName());
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

@@ -1,13 +1,13 @@
 package dev.offlinepreload.keycloak;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
-import java.util.stream.Collectors;
 
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.BatchResult;
@@ -25,7 +25,6 @@ import org.keycloak.connections.jpa.JpaConnectionProvider;
 import org.keycloak.connections.jpa.JpaConnectionProviderFactory;
 import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.KeycloakSessionFactory;
-import org.keycloak.models.RealmModel;
 import org.keycloak.models.utils.KeycloakModelUtils;
 
 /**
@@ -184,12 +183,18 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
                 queries.countSessions(em(session), oldestByRealm), queries.countClientSessions(em(session), oldestByRealm)));
     }
 
-    /** Per realm id, the oldest last refresh of an offline session that has not expired by its idle timeout, less a margin. */
+    /**
+     * Per realm id, the oldest last refresh of an offline session that has not expired by its idle timeout, less a
+     * margin. Read with the loader's own bounded statement: Keycloak's realm list is not cached and its query has no
+     * timeout, which held a loader thread for as long as a paused database hung.
+     */
     private Map<String, Integer> oldestRefreshByRealm(int marginSeconds) {
         int now = Time.currentTime();
-        return KeycloakModelUtils.runJobInTransactionWithResult(factory, session ->
-                session.realms().getRealmsStream().collect(Collectors.toMap(RealmModel::getId,
-                        r -> now - r.getOfflineSessionIdleTimeout() - marginSeconds)));
+        Map<String, Integer> idleTimeouts = KeycloakModelUtils.runJobInTransactionWithResult(factory,
+                session -> queries.realmIdleTimeouts(em(session)));
+        Map<String, Integer> oldest = new HashMap<>();
+        idleTimeouts.forEach((realm, idle) -> oldest.put(realm, now - idle - marginSeconds));
+        return oldest;
     }
 
     /**

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -67,6 +68,7 @@ final class SessionQueries {
     private final String sessionCount;
     private final String clientSessionCount;
     private final String expiredClientSessionCount;
+    private final String realmIdleTimeouts;
 
     /**
      * A user session row, its DATA read as {@link SessionData} (the entity's own DATA is null).
@@ -108,6 +110,9 @@ final class SessionQueries {
                 + " WHERE OFFLINE_FLAG = ? AND USER_SESSION_ID";
         sessionCount = "SELECT COUNT(USER_SESSION_ID) FROM " + userTable + " WHERE OFFLINE_FLAG = ? AND LAST_SESSION_REFRESH >= ";
         clientSessionCount = "SELECT COUNT(USER_SESSION_ID) FROM " + clientTable + " WHERE OFFLINE_FLAG = ?";
+        // The realm's own column, as RealmAdapter.getOfflineSessionIdleTimeout reads it: read here, bounded like every
+        // loader statement, and not through Keycloak's realm provider, whose realm list query has no timeout.
+        realmIdleTimeouts = "SELECT ID, OFFLINE_SESSION_IDLE_TIMEOUT FROM " + prefix + "REALM";
         expiredClientSessionCount = "SELECT COUNT(c.USER_SESSION_ID) FROM " + clientTable + " c JOIN " + userTable + " s"
                 + " ON c.USER_SESSION_ID = s.USER_SESSION_ID AND c.OFFLINE_FLAG = s.OFFLINE_FLAG WHERE s.OFFLINE_FLAG = ? AND ";
     }
@@ -125,6 +130,14 @@ final class SessionQueries {
     /** Every offline session refreshed since {@code oldest}: id, last refresh and realm, in key order. */
     void candidates(EntityManager em, int oldest, Consumer<Object[]> sink) {
         stream(em, candidates, List.of(OFFLINE, oldest), rs -> new Object[] {rs.getString(1), rs.getInt(2), rs.getString(3)}, sink);
+    }
+
+    /** Each realm's offline session idle timeout in seconds, by realm id. */
+    Map<String, Integer> realmIdleTimeouts(EntityManager em) {
+        Map<String, Integer> timeouts = new HashMap<>();
+        stream(em, realmIdleTimeouts, List.of(), rs -> Map.entry(rs.getString(1), rs.getInt(2)),
+                realm -> timeouts.put(realm.getKey(), realm.getValue()));
+        return timeouts;
     }
 
     /** The user session rows of the batch's sessions, as Keycloak's own read-only projection, with their user's existence. */

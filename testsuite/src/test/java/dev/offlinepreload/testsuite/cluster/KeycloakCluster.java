@@ -186,6 +186,14 @@ public final class KeycloakCluster implements AutoCloseable {
         DockerClientFactory.lazyClient().unpauseContainerCmd(database.getContainerId()).exec();
     }
 
+    /** For clean-up after a test that may have failed while the database was paused. */
+    public void unpauseDatabaseIfPaused() {
+        var state = DockerClientFactory.lazyClient().inspectContainerCmd(database.getContainerId()).exec().getState();
+        if (Boolean.TRUE.equals(state.getPaused())) {
+            unpauseDatabase();
+        }
+    }
+
     @Override
     public void close() {
         for (KeycloakNode node : nodes) {

@@ -123,6 +123,17 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
         DockerClientFactory.lazyClient().killContainerCmd(getContainerId()).withSignal("KILL").exec();
     }
 
+    /** SIGTERM, and returns at once: the node shuts down as an orchestrator would make it. */
+    public void terminate() {
+        DockerClientFactory.lazyClient().killContainerCmd(getContainerId()).withSignal("TERM").exec();
+    }
+
+    /** Whether the node's current container is still running (false once it has exited by itself). */
+    public boolean containerRunning() {
+        Boolean running = DockerClientFactory.lazyClient().inspectContainerCmd(getContainerId()).exec().getState().getRunning();
+        return Boolean.TRUE.equals(running);
+    }
+
     public void pause() {
         DockerClientFactory.lazyClient().pauseContainerCmd(getContainerId()).exec();
     }
