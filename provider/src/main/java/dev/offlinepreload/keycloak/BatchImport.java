@@ -273,7 +273,8 @@ final class BatchImport {
 
     /**
      * Sessions this batch put whose cache entry a logout or revocation removed after the mark: while the batch read,
-     * or up to {@link RemovalWatch#LOOK_BACK} before, while the removal's database delete may not have committed yet.
+     * or up to {@link RemovalWatch#LOOK_BACK} before, while the removal's database delete may not have committed yet;
+     * and those the cache evicted while the batch read (the row read may be older than the evicted entry).
      */
     private void takeOutRemovedSince(long mark, long readStart) {
         if (!removals.anyRemovedSince(mark)) {
@@ -281,19 +282,30 @@ final class BatchImport {
         }
         List<ImportedSession> kept = new ArrayList<>(imported.size());
         List<ImportedSession> revokedSessions = new ArrayList<>();
+        List<ImportedSession> evictedSessions = new ArrayList<>();
         for (ImportedSession s : imported) {
             if (removals.removedSince(s.id(), mark)) {
-                revokedSessions.add(s);
                 long ms = (readStart - removals.removedAtNanos(s.id())) / 1_000_000;
-                log.debugf("Offline session preload: took session %s out of the cache again: a logout or revocation "
-                        + "removed it %d ms %s this batch began reading", s.id(), Math.abs(ms), ms >= 0 ? "before" : "after");
+                if (removals.evicted(s.id())) {
+                    evictedSessions.add(s);
+                    log.debugf("Offline session preload: took session %s out of the cache again: the cache evicted it "
+                            + "%d ms %s this batch began reading, so the row read may be older than what it held", s.id(),
+                            Math.abs(ms), ms >= 0 ? "before" : "after");
+                } else {
+                    revokedSessions.add(s);
+                    log.debugf("Offline session preload: took session %s out of the cache again: a logout or revocation "
+                            + "removed it %d ms %s this batch began reading", s.id(), Math.abs(ms), ms >= 0 ? "before" : "after");
+                }
                 continue;
             }
             List<String> clientIds = new ArrayList<>(s.clientIds().size());
             for (String clientId : s.clientIds()) {
-                if (removals.removedSince(new EmbeddedClientSessionKey(s.id(), clientId), mark)) {
+                EmbeddedClientSessionKey key = new EmbeddedClientSessionKey(s.id(), clientId);
+                if (removals.removedSince(key, mark)) {
                     caches.evictClientSession(s.id(), clientId);
-                    revoked++;
+                    if (!removals.evicted(key)) {
+                        revoked++;
+                    }
                 } else {
                     clientIds.add(clientId);
                 }
@@ -301,7 +313,8 @@ final class BatchImport {
             kept.add(clientIds.size() == s.clientIds().size() ? s : new ImportedSession(s.id(), List.copyOf(clientIds)));
         }
         caches.evict(revokedSessions);
-        gone += revokedSessions.size();
+        caches.evict(evictedSessions);
+        gone += revokedSessions.size() + evictedSessions.size();
         revoked += revokedSessions.size();
         imported.clear();
         imported.addAll(kept);

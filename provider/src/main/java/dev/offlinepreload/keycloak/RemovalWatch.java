@@ -8,7 +8,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 import org.infinispan.notifications.Listener;
+import org.infinispan.notifications.cachelistener.annotation.CacheEntriesEvicted;
 import org.infinispan.notifications.cachelistener.annotation.CacheEntryRemoved;
+import org.infinispan.notifications.cachelistener.event.CacheEntriesEvictedEvent;
 import org.infinispan.notifications.cachelistener.event.CacheEntryRemovedEvent;
 import org.keycloak.cluster.infinispan.InfinispanClusterProviderFactory;
 import org.keycloak.models.sessions.infinispan.entities.EmbeddedClientSessionKey;
@@ -47,7 +49,8 @@ public final class RemovalWatch {
      */
     static final String MERGE_CLEAR_THREADS = InfinispanClusterProviderFactory.class.getName() + "-";
 
-    private record Removal(long sequence, long nanos, Object key, String userSessionId) {
+    /** @param evicted whether the cache evicted the entry (its bound reached) rather than somebody removing it */
+    private record Removal(long sequence, long nanos, Object key, String userSessionId, boolean evicted) {
     }
 
     /** Set while this provider removes entries itself (see {@link #asOwnRemoval}); the listener runs on the same thread. */
@@ -109,7 +112,13 @@ public final class RemovalWatch {
         return r == null ? 0 : r.nanos();
     }
 
-    /** Whether the user session or one of its client sessions was removed after the mark. */
+    /** Whether the last remembered removal of this key was an eviction. */
+    boolean evicted(Object key) {
+        Removal r = removed.get(key);
+        return r != null && r.evicted();
+    }
+
+    /** Whether the user session or one of its client sessions was removed after the mark (evictions do not count). */
     boolean sessionTouchedSince(String userSessionId, long mark) {
         Removal r = removedFromSession.get(userSessionId);
         return r != null && r.sequence() > mark;
@@ -148,12 +157,37 @@ public final class RemovalWatch {
         String userSessionId = key instanceof EmbeddedClientSessionKey client ? client.userSessionId() : String.valueOf(key);
         synchronized (this) {
             long at = sequence.incrementAndGet();
-            Removal removal = new Removal(at, nanoClock.getAsLong(), key, userSessionId);
+            Removal removal = new Removal(at, nanoClock.getAsLong(), key, userSessionId, false);
             history.addLast(removal);
             removedFromSession.put(userSessionId, removal);
             if (!OWN_REMOVAL.get()) {
                 recent.addLast(removal);
                 removed.put(key, removal);
+                lastRemoval.set(at);
+            }
+            forgetOld();
+        }
+    }
+
+    /**
+     * An entry evicted while a batch read would be refilled by the batch's put-if-absent with the row as the batch
+     * read it, older than what the evicted entry held (a refresh in between: its timestamps, or with refresh token
+     * rotation the current token and its use count). So an eviction counts against the batches open at that moment,
+     * as a removal does, but without the look-back (a batch that begins reading after the eviction reads the current
+     * row), and not for the check after the pass: an entry the cache evicted is missing, not removed.
+     */
+    @CacheEntriesEvicted
+    public void onEvicted(CacheEntriesEvictedEvent<Object, Object> event) {
+        if (event.isPre() || OWN_REMOVAL.get() || Thread.currentThread().getName().startsWith(MERGE_CLEAR_THREADS)) {
+            return;
+        }
+        synchronized (this) {
+            for (Object key : event.getEntries().keySet()) {
+                String userSessionId = key instanceof EmbeddedClientSessionKey client ? client.userSessionId() : String.valueOf(key);
+                long at = sequence.incrementAndGet();
+                Removal eviction = new Removal(at, nanoClock.getAsLong(), key, userSessionId, true);
+                history.addLast(eviction);
+                removed.put(key, eviction);
                 lastRemoval.set(at);
             }
             forgetOld();

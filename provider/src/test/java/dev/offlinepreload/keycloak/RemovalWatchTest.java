@@ -68,6 +68,40 @@ class RemovalWatchTest {
     }
 
     @Test
+    void anEvictionWhileABatchReadsCountsForItButNotForTheCheckAfterThePassNorForLaterBatches() {
+        manager.defineConfiguration("bounded", new ConfigurationBuilder().memory().maxCount(2).build());
+        Cache<String, String> bounded = manager.getCache("bounded");
+        bounded.addListener(watch);
+        long reading = watch.mark();
+        List<String> keys = List.of("a", "b", "c", "d");
+        keys.forEach(k -> bounded.put(k, "x")); // over the bound: the cache evicts
+        List<String> evicted = keys.stream().filter(k -> !bounded.containsKey(k)).toList();
+        assertThat(evicted).as("evicted by the bound of 2").hasSize(2);
+
+        for (String key : evicted) {
+            assertThat(watch.removedSince(key, reading)).as("%s evicted while the batch read", key).isTrue();
+            assertThat(watch.evicted(key)).isTrue();
+            assertThat(watch.sessionTouchedSince(key, reading)).as("an evicted entry is missing, not removed").isFalse();
+        }
+        long later = watch.mark();
+        for (String key : evicted) {
+            assertThat(watch.removedSince(key, later)).as("a batch that reads after the eviction reads the current row")
+                    .isFalse();
+        }
+        watch.release(reading);
+        watch.release(later);
+    }
+
+    @Test
+    void theProvidersOwnRemovalsAreNoEvictions() {
+        cache.put("own", "x");
+        long mark = watch.mark();
+        RemovalWatch.asOwnRemoval(() -> cache.evict("own"));
+        assertThat(watch.removedSince("own", mark)).isFalse();
+        watch.release(mark);
+    }
+
+    @Test
     void aRemovalJustBeforeTheMarkIsSeen() {
         // The revocation race: a logout removes the session from the cache, its delete commits seconds later, and a
         // batch that begins reading in between still reads the row. The batch must take the session out again.
