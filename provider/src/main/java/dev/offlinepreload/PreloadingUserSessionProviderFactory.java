@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -55,6 +57,8 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
     private PreloadCoordinator coordinator;
     private KeycloakSessionStore store;
     private Thread shutdownHook;
+    /** Completes once this node's first pass is over, or at once where this node does not preload. */
+    private final CompletableFuture<Void> firstPassOver = new CompletableFuture<>();
 
     @Override
     public void init(Config.Scope scope) {
@@ -100,6 +104,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
     private void startPreloading() {
         if (!config.enabled()) {
             log.infof("Offline session preloading is off (%s=false)", PreloadOption.PRELOADING.confName());
+            firstPassOver.complete(null);
             return;
         }
         try {
@@ -119,6 +124,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
             coordinator = new PreloadCoordinator(config, store, metrics);
             stopOnShutdown(coordinator);
             var pass = coordinator.start();
+            pass.whenComplete((done, failure) -> firstPassOver.complete(null));
             if (config.holdReadiness()) {
                 Duration limit = config.joinTimeout().plus(READINESS_HOLD_FOR_LOAD);
                 log.infof("Offline session preloading: startup waits until node %s has loaded its share (%s=true), "
@@ -139,7 +145,19 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
             // LinkageError: Keycloak internals differ from those this jar was built against.
             metrics.state(PreloadState.FAILED);
             log.errorf(e, "Offline session preloading could not start on this node; sessions are loaded lazily");
+        } finally {
+            if (coordinator == null) {
+                firstPassOver.complete(null);
+            }
         }
+    }
+
+    /**
+     * Completes once this node's first load pass is over (whatever its outcome), or at once where this node does not
+     * preload: the online index build waits for it on MySQL and MariaDB (docs/indexes.md).
+     */
+    public CompletionStage<Void> firstPassOver() {
+        return firstPassOver;
     }
 
     /**

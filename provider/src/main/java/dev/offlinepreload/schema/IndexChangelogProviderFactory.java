@@ -83,7 +83,16 @@ public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, 
                 IndexDialect dialect = IndexDialect.of(connection.getMetaData().getDatabaseProductName());
                 String whyNot = whyNotBuiltOnline(factory, dialect);
                 if (whyNot == null) {
-                    new OnlineIndexBuild(jpa, dialect, nodeName(factory), new ChangesetRecorder(factory, jpa)).start();
+                    OnlineIndexBuild build = new OnlineIndexBuild(jpa, dialect, nodeName(factory), new ChangesetRecorder(factory, jpa));
+                    if (dialect == IndexDialect.MYSQL) {
+                        // An online build needs the table's metadata lock for a moment at its start and end, and
+                        // waits for every open transaction on the table to end, while new statements queue behind
+                        // it: the loader's key stream and batches would make it time out, and stall behind it.
+                        log.debugf("Offline-session indexes: the online build waits for this node's first load pass");
+                        preloader(factory).firstPassOver().thenRun(build::start);
+                    } else {
+                        build.start(); // PostgreSQL's CREATE INDEX CONCURRENTLY waits for transactions, blocks none
+                    }
                 } else {
                     MissingIndexCheck.warnAboutMissing(IndexState.read(connection, jpa.getSchema(), dialect), dialect,
                             jpa.getSchema(), whyNot);
@@ -100,8 +109,8 @@ public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, 
             return "this provider builds indexes online only on PostgreSQL, MySQL and MariaDB";
         }
         // The option is one of the user-sessions provider's: read and validated there, once.
-        if (!(factory.getProviderFactory(UserSessionProvider.class, PreloadingUserSessionProviderFactory.PROVIDER_ID)
-                instanceof PreloadingUserSessionProviderFactory preloader)) {
+        PreloadingUserSessionProviderFactory preloader = preloader(factory);
+        if (preloader == null) {
             return "the user-sessions provider '" + PreloadingUserSessionProviderFactory.PROVIDER_ID + "' is disabled";
         }
         if (preloader.config() == PreloadConfig.DISABLED) {
@@ -111,6 +120,12 @@ public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, 
             return PreloadOption.BUILD_INDEXES_ONLINE.confName() + "=false";
         }
         return null;
+    }
+
+    /** This jar's user-sessions provider, or null where it is disabled. */
+    private static PreloadingUserSessionProviderFactory preloader(KeycloakSessionFactory factory) {
+        return factory.getProviderFactory(UserSessionProvider.class, PreloadingUserSessionProviderFactory.PROVIDER_ID)
+                instanceof PreloadingUserSessionProviderFactory preloader ? preloader : null;
     }
 
     private static String nodeName(KeycloakSessionFactory factory) {
