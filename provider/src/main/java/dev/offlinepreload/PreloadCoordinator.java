@@ -237,6 +237,10 @@ public final class PreloadCoordinator implements AutoCloseable {
                 missing = missing(stats, removals);
             }
         }
+        if ((outcome == LoadRun.Outcome.COMPLETE || outcome == LoadRun.Outcome.CAPACITY) && store.topologyId() != topology.id()) {
+            // The topology moved while the pass was checked: what moved away is no loss, and the new one gets a plan.
+            outcome = LoadRun.Outcome.STOPPED;
+        }
         switch (outcome) {
             case COMPLETE, CAPACITY -> {
                 lastShortfall = missing;

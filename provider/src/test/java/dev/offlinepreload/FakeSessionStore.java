@@ -67,6 +67,8 @@ final class FakeSessionStore implements SessionStore {
     final AtomicInteger removalWindowsClosed = new AtomicInteger();
     /** Run inside the importBatch call with this (1-based) number, before it reads the "database". */
     final Map<Integer, Runnable> importHooks = new ConcurrentHashMap<>();
+    /** Run inside each missingClientSessions call: the check after a pass. */
+    volatile Runnable checkHook = () -> { };
     /** Run inside each forEachKey call before it streams, e.g. to hang like a statement on a paused database. */
     volatile Runnable keysHook = () -> { };
     /** Threads that planned (the coordinator's), counted, and imported (the workers). */
@@ -143,6 +145,7 @@ final class FakeSessionStore implements SessionStore {
 
     @Override
     public int missingClientSessions(ImportedSession session) {
+        checkHook.run();
         return (int) session.clientIds().stream().filter(droppedClientSessions::contains).count();
     }
 

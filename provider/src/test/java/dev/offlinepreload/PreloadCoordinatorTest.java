@@ -180,6 +180,23 @@ class PreloadCoordinatorTest {
     }
 
     @Test
+    void aTopologyChangeDuringTheCheckAfterThePassIsNoLossButANewPlan() throws Exception {
+        // A node joins while the check runs: what moved to it leaves this node's caches, which is no loss.
+        store.checkHook = () -> {
+            if (store.topology.get().id() == 1) {
+                store.cache.removeIf(ODD);
+                store.moveTo(2, 2, EVEN);
+            }
+        };
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        await("the pass for the new topology", () -> store.planCalls.get() == 2 && metrics.state() == PreloadState.DONE);
+
+        assertThat(logLines()).noneMatch(l -> l.contains("no longer cached; loading what is missing once more"))
+                .noneMatch(l -> l.matches(".*[1-9][0-9]* missing from the caches afterwards.*"));
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(ids(EVEN));
+    }
+
+    @Test
     void loadsOnlyTheSessionsThisNodeOwns() throws Exception {
         store.moveTo(1, 2, EVEN);
         start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
