@@ -41,9 +41,9 @@ record IndexState(Map<OfflineIndex, Presence> presence, Set<String> recordedChan
         }
         Set<String> invalid = new HashSet<>();
         if (dialect == IndexDialect.POSTGRESQL) {
-            try (PreparedStatement s = connection.prepareStatement("SELECT upper(c.relname) FROM pg_index i"
+            try (PreparedStatement s = OnlineIndexBuild.bounded(connection.prepareStatement("SELECT upper(c.relname) FROM pg_index i"
                     + " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
-                    + " WHERE NOT i.indisvalid AND c.relname LIKE 'offpreload%' AND n.nspname = ?")) {
+                    + " WHERE NOT i.indisvalid AND c.relname LIKE 'offpreload%' AND n.nspname = ?"))) {
                 s.setString(1, keycloakSchema);
                 try (ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
@@ -54,7 +54,7 @@ record IndexState(Map<OfflineIndex, Presence> presence, Set<String> recordedChan
         }
         Set<String> recorded = new HashSet<>();
         String changelogTable = JpaUtils.getCustomChangelogTableName(IndexChangelogProviderFactory.PROVIDER_ID);
-        try (Statement s = connection.createStatement();
+        try (Statement s = OnlineIndexBuild.bounded(connection.createStatement());
              ResultSet rs = s.executeQuery("SELECT ID FROM " + IndexDialect.qualified(schema, changelogTable))) {
             while (rs.next()) {
                 recorded.add(rs.getString(1));

@@ -30,6 +30,12 @@ final class OnlineIndexBuild implements Runnable {
     static final String THREAD_NAME = "offpreload-index-build";
     private static final Logger log = Logger.getLogger(OnlineIndexBuild.class);
     private static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(10);
+    /**
+     * Every statement but the build itself (lock, settings, state, progress) fails after this long instead of waiting
+     * for a hung database. CREATE INDEX has none: its length grows with the table, and a build cut short leaves an
+     * INVALID index (PostgreSQL) to drop and build again at the next start.
+     */
+    static final int QUERY_TIMEOUT_SECONDS = 60;
 
     private final JpaConnectionProviderFactory jpa;
     private final IndexDialect dialect;
@@ -90,7 +96,7 @@ final class OnlineIndexBuild implements Runnable {
     }
 
     private boolean tryLock(Connection connection) throws SQLException {
-        try (Statement s = connection.createStatement(); ResultSet rs = s.executeQuery(dialect.tryLock())) {
+        try (Statement s = bounded(connection.createStatement()); ResultSet rs = s.executeQuery(dialect.tryLock())) {
             return rs.next() && rs.getBoolean(1); // PostgreSQL: boolean; MySQL/MariaDB: 1, 0 or NULL
         }
     }
@@ -115,13 +121,13 @@ final class OnlineIndexBuild implements Runnable {
             if (item.dropInvalid()) {
                 log.infof("Offline-session index %s: dropping the INVALID leftover of an interrupted build on node %s: %s",
                         name, node, drop);
-                execute(connection, drop);
+                build(connection, drop);
             }
             if (item.build()) {
                 log.infof("Offline-session index %s: building on node %s in the background, writes go on: %s",
                         name, node, create);
                 try (BuildProgress progress = new BuildProgress(name, connection, started)) {
-                    execute(connection, create);
+                    build(connection, create);
                 }
                 log.infof("Offline-session index %s: built on node %s in %s", name, node, elapsed(started));
             }
@@ -138,9 +144,21 @@ final class OnlineIndexBuild implements Runnable {
     }
 
     private static void execute(Connection connection, String sql) throws SQLException {
+        try (Statement s = bounded(connection.createStatement())) {
+            s.execute(sql);
+        }
+    }
+
+    /** The build itself, and the drop of an INVALID leftover: no timeout (see {@link #QUERY_TIMEOUT_SECONDS}). */
+    private static void build(Connection connection, String sql) throws SQLException {
         try (Statement s = connection.createStatement()) {
             s.execute(sql);
         }
+    }
+
+    static <S extends Statement> S bounded(S statement) throws SQLException {
+        statement.setQueryTimeout(QUERY_TIMEOUT_SECONDS);
+        return statement;
     }
 
     private static String elapsed(long startedNanos) {
@@ -159,7 +177,7 @@ final class OnlineIndexBuild implements Runnable {
         BuildProgress(String name, Connection building, long started) throws SQLException {
             Integer backend = null;
             if (dialect.progressQuery() != null) {
-                try (Statement s = building.createStatement(); ResultSet rs = s.executeQuery(dialect.connectionIdQuery())) {
+                try (Statement s = bounded(building.createStatement()); ResultSet rs = s.executeQuery(dialect.connectionIdQuery())) {
                     rs.next();
                     backend = rs.getInt(1);
                 }
@@ -171,7 +189,8 @@ final class OnlineIndexBuild implements Runnable {
         }
 
         private String phase(int pid) {
-            try (Connection connection = jpa.getConnection(); PreparedStatement s = connection.prepareStatement(dialect.progressQuery())) {
+            try (Connection connection = jpa.getConnection();
+                 PreparedStatement s = bounded(connection.prepareStatement(dialect.progressQuery()))) {
                 connection.setAutoCommit(true);
                 s.setInt(1, pid);
                 try (ResultSet rs = s.executeQuery()) {
