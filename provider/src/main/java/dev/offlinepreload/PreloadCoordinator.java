@@ -14,7 +14,9 @@ import java.util.concurrent.TimeUnit;
 import dev.offlinepreload.cluster.ClusterGate;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.config.PreloadConfig;
+import dev.offlinepreload.load.AdaptiveLimit;
 import dev.offlinepreload.load.ImportedSession;
+import dev.offlinepreload.load.LoadGovernor;
 import dev.offlinepreload.load.LoadRun;
 import dev.offlinepreload.load.LoadStats;
 import dev.offlinepreload.load.RateLimit;
@@ -221,13 +223,16 @@ public final class PreloadCoordinator implements AutoCloseable {
         long sampleEvery = Math.max(1, (plan.toLoad() + MISSING_CHECK_SAMPLE - 1) / MISSING_CHECK_SAMPLE);
         LoadStats stats = new LoadStats(metrics.lifetime(), sampleEvery);
         long clientLimit = Math.max(0, config.cacheLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
+        LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad()),
+                store::busyRequests, metrics::loadLimit);
         LoadRun run = new LoadRun(store, config.workers(), retry, new RateLimit(config.maxSessionsPerSecond(), System::nanoTime),
-                guard, progress, () -> closing || store.topologyId() != topology.id());
+                governor, guard, progress, () -> closing || store.topologyId() != topology.id());
 
-        var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad()), 1, 1, TimeUnit.SECONDS);
+        var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad(), governor.describe()), 1, 1,
+                TimeUnit.SECONDS);
         LoadRun.Outcome outcome;
         Shortfall missing = Shortfall.UNCHECKED;
-        try (SessionStore.RemovalWindow removals = store.watchRemovals()) {
+        try (SessionStore.RemovalWindow removals = store.watchRemovals(); LoadGovernor running = governor.start()) {
             try {
                 outcome = run.run(plan.batches(), clientLimit, stats);
             } finally {

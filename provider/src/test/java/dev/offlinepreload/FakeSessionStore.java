@@ -133,6 +133,11 @@ final class FakeSessionStore implements SessionStore {
     }
 
     @Override
+    public int busyRequests() {
+        return 0;
+    }
+
+    @Override
     public TopologySnapshot topology() {
         topologyCalls.incrementAndGet();
         return topology.get();

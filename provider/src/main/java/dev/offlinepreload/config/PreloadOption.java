@@ -41,6 +41,10 @@ public enum PreloadOption {
     MAX_SESSIONS_PER_SECOND("max-sessions-per-second", "int", "0",
             "Most offline sessions one node loads per second, 0 to 10000000; 0 = no cap. Lets a node load gently "
                     + "while it serves requests."),
+    ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
+            "Let live requests go first: while Keycloak's request threads are at work and the node's threads wait for a "
+                    + "CPU, the load halves its workers, down to one worker 5% of the time; it climbs back when the "
+                    + "CPUs are free and runs at full speed when no request is at work. false = always every worker."),
     HOLD_READINESS("hold-readiness", "boolean", "false",
             "Keep the node from becoming ready (startup blocks) until its share is loaded, at most "
                     + "join-timeout-seconds plus 10 minutes."),

@@ -43,6 +43,7 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     private final boolean persistentSessions;
     private final OfflineCaches caches;
     private final SessionQueries queries;
+    private final RequestThreads requestThreads = new RequestThreads();
     private final RemovalWatch removals = new RemovalWatch();
     private final String nodeName;
 
@@ -85,6 +86,11 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     @Override
     public String sessionMode() {
         return persistentSessions ? "persistent" : "volatile";
+    }
+
+    @Override
+    public int busyRequests() {
+        return requestThreads.busy();
     }
 
     @Override

@@ -21,7 +21,8 @@ import org.jboss.logging.Logger;
  * unless no batch at all succeeded while it was failing: that is a database outage, and the run gives up
  * ({@link Outcome#DATABASE_UNAVAILABLE}) rather than burn through every remaining batch. The run also stops when
  * {@code stop} says so (topology changed, node shutting down) or when the client-session cache would go over its
- * limit. With a rate limit, workers wait before each batch until it fits under the cap.
+ * limit. With a rate limit, workers wait before each batch until it fits under the cap; the governor decides how
+ * many workers run at all, and how long the last one rests, while live requests need the node.
  */
 public final class LoadRun {
 
@@ -32,6 +33,7 @@ public final class LoadRun {
     private final int workers;
     private final Retry retry;
     private final RateLimit rate;
+    private final LoadGovernor governor;
     private final RevocationGuard guard;
     private final SkipLog skipLog;
     private final BooleanSupplier stop;
@@ -39,12 +41,13 @@ public final class LoadRun {
     private final AtomicLong lastSuccessNanos = new AtomicLong(System.nanoTime());
     private volatile String databaseDown;
 
-    public LoadRun(SessionStore store, int workers, Retry retry, RateLimit rate, RevocationGuard guard,
-                   SkipLog skipLog, BooleanSupplier stop) {
+    public LoadRun(SessionStore store, int workers, Retry retry, RateLimit rate, LoadGovernor governor,
+                   RevocationGuard guard, SkipLog skipLog, BooleanSupplier stop) {
         this.store = store;
         this.workers = workers;
         this.retry = retry;
         this.rate = rate;
+        this.governor = governor;
         this.guard = guard;
         this.skipLog = skipLog;
         this.stop = stop;
@@ -86,9 +89,12 @@ public final class LoadRun {
         });
         try {
             List<Future<?>> futures = new ArrayList<>();
+            // A worker the governor holds back ends too once nothing is left for it.
+            BooleanSupplier over = () -> stopped() || next.get() >= batches.size() || capacityReached.get() == 1;
             for (int w = 0; w < threads; w++) {
+                int worker = w + 1;
                 futures.add(pool.submit(() -> {
-                    while (!stopped()) {
+                    while (governor.awaitTurn(worker, over)) {
                         if (stats.clientSessions() >= clientSessionLimit) {
                             capacityReached.set(1);
                             return null;
@@ -99,7 +105,9 @@ public final class LoadRun {
                         }
                         Batch batch = batches.get(index);
                         rate.acquire(batch.size());
+                        long started = System.nanoTime();
                         BatchResult result = attempt(batch, stats);
+                        governor.rest(System.nanoTime() - started, this::stopped);
                         if (result != null) {
                             stats.add(result);
                             result.skipped().forEach(skipLog::skipped);

@@ -19,6 +19,9 @@ public interface SessionStore {
     /** "persistent" (Keycloak's default: sessions written to the database) or "volatile"; for the logs. */
     String sessionMode();
 
+    /** How many of Keycloak's request threads are at work now (not idle in their pool): the governor's signal. */
+    int busyRequests();
+
     /** Both offline caches' topology as this node sees it now. */
     TopologySnapshot topology();
 

@@ -24,6 +24,7 @@ public final class PreloadMetrics {
 
     private final LoadStats lifetime = new LoadStats(null);
     private final AtomicReference<PreloadState> state = new AtomicReference<>(PreloadState.IDLE);
+    private final AtomicLong loadLimit = new AtomicLong(Double.doubleToRawLongBits(0));
     private final AtomicLong lastPassMillis = new AtomicLong();
     private final AtomicLong planned = new AtomicLong();
     private final AtomicLong missing = new AtomicLong();
@@ -55,6 +56,9 @@ public final class PreloadMetrics {
         }
         Gauge.builder("keycloak.offline.preload.last.pass", lastPassMillis, ms -> ms.get() / 1000.0).baseUnit("seconds")
                 .description("Duration of this node's last completed load pass").register(registry);
+        Gauge.builder("keycloak.offline.preload.load.limit", this, PreloadMetrics::loadLimit)
+                .description("Workers the load may use now (below 1: one worker's share of the time); adaptive-load "
+                        + "lowers it while live requests wait for a CPU").register(registry);
         Gauge.builder("keycloak.offline.preload.planned.sessions", planned, AtomicLong::get)
                 .description("Sessions this node planned to load in its current or last pass").register(registry);
         Gauge.builder("keycloak.offline.preload.missing.sessions", missing, AtomicLong::get)
@@ -80,6 +84,15 @@ public final class PreloadMetrics {
         FunctionCounter.builder("keycloak.offline.preload.sessions", lifetime, value)
                 .tag("outcome", outcome).description("Offline sessions handled by the preloader, by outcome")
                 .register(registry);
+    }
+
+    /** The governor's current limit, in workers (below 1: one worker's share of the time). */
+    public void loadLimit(double workers) {
+        loadLimit.set(Double.doubleToRawLongBits(workers));
+    }
+
+    public double loadLimit() {
+        return Double.longBitsToDouble(loadLimit.get());
     }
 
     /** The counters every pass adds into. */

@@ -36,7 +36,7 @@ public final class ProgressLog implements LoadRun.SkipLog {
     }
 
     /** Called from the coordinator's ticker; prints only if the interval has passed. */
-    public void progress(LoadStats stats, long planned) {
+    public void progress(LoadStats stats, long planned, String limit) {
         long now = System.nanoTime();
         if (now - lastProgressNanos < PROGRESS_INTERVAL_NANOS) {
             return;
@@ -46,8 +46,8 @@ public final class ProgressLog implements LoadRun.SkipLog {
         double seconds = (now - startNanos) / 1e9;
         double rate = seconds > 0 ? done / seconds : 0;
         long eta = rate > 0 ? Math.round((planned - done) / rate) : -1;
-        log.infof("Offline session preload on %s: %d of %d sessions (%d%%), %.0f sessions/s, about %s left",
-                node, done, planned, planned == 0 ? 100 : done * 100 / planned, rate, eta < 0 ? "?" : eta + " s");
+        log.infof("Offline session preload on %s: %d of %d sessions (%d%%), %.0f sessions/s, about %s left; %s",
+                node, done, planned, planned == 0 ? 100 : done * 100 / planned, rate, eta < 0 ? "?" : eta + " s", limit);
     }
 
     /**

@@ -19,6 +19,8 @@ class FakeStore implements SessionStore {
     final Set<String> cache = ConcurrentHashMap.newKeySet();
     final List<List<String>> batches = Collections.synchronizedList(new ArrayList<>());
     final AtomicInteger failuresLeft = new AtomicInteger();
+    /** The names of the threads that imported batches. */
+    final Set<String> importingThreads = ConcurrentHashMap.newKeySet();
     volatile boolean databaseDown;
     /** A batch containing this id always fails, whatever the database does. */
     volatile String poison;
@@ -31,6 +33,11 @@ class FakeStore implements SessionStore {
     @Override
     public String sessionMode() {
         return "persistent";
+    }
+
+    @Override
+    public int busyRequests() {
+        return 0;
     }
 
     @Override
@@ -95,6 +102,7 @@ class FakeStore implements SessionStore {
     @Override
     public BatchResult importBatch(Batch batch) {
         batches.add(batch.ids());
+        importingThreads.add(Thread.currentThread().getName());
         if (databaseDown || failuresLeft.getAndDecrement() > 0 || (poison != null && batch.ids().contains(poison))) {
             throw new IllegalStateException("connection refused");
         }

@@ -38,8 +38,17 @@ class LoadRunTest {
 
     private LoadRun run(int batchSize, int workers, Duration retryFor, AtomicBoolean stop, RateLimit rate) {
         this.batchSize = batchSize;
+        return run(workers, retryFor, stop, rate, fullSpeed(workers));
+    }
+
+    private LoadRun run(int workers, Duration retryFor, AtomicBoolean stop, RateLimit rate, LoadGovernor governor) {
         return new LoadRun(store, workers, new Retry(retryFor, Duration.ofMillis(1), Duration.ofMillis(5), stop::get), rate,
-                new RevocationGuard(store, Duration.ZERO), row -> { }, stop::get);
+                governor, new RevocationGuard(store, Duration.ZERO), row -> { }, stop::get);
+    }
+
+    /** A governor that is not started: its limit stays where the AdaptiveLimit is. */
+    private static LoadGovernor fullSpeed(int workers) {
+        return new LoadGovernor(new AdaptiveLimit(workers, false), () -> 0, limit -> { });
     }
 
     private static final Duration SECOND = Duration.ofSeconds(1);
@@ -53,6 +62,27 @@ class LoadRunTest {
         assertThat(stats.loaded()).isEqualTo(95);
         assertThat(store.batches).hasSize(10).allSatisfy(b -> assertThat(b.size()).isLessThanOrEqualTo(10));
         assertThat(store.batches.stream().flatMap(List::stream)).doesNotHaveDuplicates().hasSize(95);
+    }
+
+    @Test
+    void atALimitBelowOneWorkerOnlyOneWorkerLoadsAndTheLoadStillCompletes() throws Exception {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        for (int tick = 0; tick < 10; tick++) {
+            limit.update(3, 10); // requests at work, threads 10 ms late for a CPU
+        }
+        assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
+
+        LoadRun.Outcome outcome = run(4, SECOND, new AtomicBoolean(), new RateLimit(0, System::nanoTime),
+                new LoadGovernor(limit, () -> 3, l -> { })).run(withBatchSize(10, 50), Long.MAX_VALUE, stats);
+
+        assertThat(outcome).isEqualTo(LoadRun.Outcome.COMPLETE);
+        assertThat(store.cache).hasSize(50);
+        assertThat(store.importingThreads).as("one of the four workers").hasSize(1);
+    }
+
+    private List<Batch> withBatchSize(int size, int sessions) {
+        batchSize = size;
+        return plan(sessions);
     }
 
     @Test
@@ -137,7 +167,8 @@ class LoadRunTest {
         };
         stopsAfterTwo.database.addAll(store.database);
         LoadRun.Outcome outcome = new LoadRun(stopsAfterTwo, 1, new Retry(SECOND, stop::get), new RateLimit(0, System::nanoTime),
-                new RevocationGuard(stopsAfterTwo, Duration.ZERO), row -> { }, stop::get).run(plan, Long.MAX_VALUE, stats);
+                fullSpeed(1), new RevocationGuard(stopsAfterTwo, Duration.ZERO), row -> { }, stop::get)
+                .run(plan, Long.MAX_VALUE, stats);
 
         assertThat(outcome).isEqualTo(LoadRun.Outcome.STOPPED);
         assertThat(stopsAfterTwo.batches).hasSize(2);

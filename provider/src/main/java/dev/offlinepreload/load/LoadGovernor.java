@@ -1,0 +1,119 @@
+package dev.offlinepreload.load;
+
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.DoubleConsumer;
+import java.util.function.IntSupplier;
+
+/**
+ * Runs an {@link AdaptiveLimit} while a node loads: a daemon thread sleeps {@value #SAMPLE_MILLIS} ms at a time,
+ * measuring how late it wakes (the scheduling delay every thread of the node sees, requests included) and counting
+ * Keycloak's request threads at work; every {@value #SAMPLES_PER_TICK} samples it updates the limit. Workers ask
+ * before each batch whether they may run ({@link #awaitTurn}) and, below one worker, rest after it ({@link #rest}).
+ * Its own cost: one wake-up every 25 ms.
+ */
+public final class LoadGovernor implements AutoCloseable {
+
+    static final int SAMPLE_MILLIS = 25;
+    static final int SAMPLES_PER_TICK = 10;
+    /** How often an idle worker looks whether the limit lets it run again. */
+    private static final long IDLE_WORKER_MILLIS = 50;
+    /** Longest single rest, so that a rising limit or a stop is seen soon. */
+    private static final long MAX_REST_STEP_MILLIS = 100;
+
+    private final AdaptiveLimit limit;
+    private final IntSupplier busyRequests;
+    private final DoubleConsumer gauge;
+    private final Thread sampler;
+    private volatile double current;
+    private volatile boolean closed;
+
+    /**
+     * @param busyRequests how many request threads are at work now
+     * @param gauge        receives the limit after every tick
+     */
+    public LoadGovernor(AdaptiveLimit limit, IntSupplier busyRequests, DoubleConsumer gauge) {
+        this.limit = limit;
+        this.busyRequests = busyRequests;
+        this.gauge = gauge;
+        this.current = limit.limit();
+        gauge.accept(current);
+        this.sampler = new Thread(this::sample, "offline-preload-governor");
+        sampler.setDaemon(true);
+    }
+
+    public LoadGovernor start() {
+        sampler.start();
+        return this;
+    }
+
+    private void sample() {
+        double lateSum = 0;
+        double busySum = 0;
+        int samples = 0;
+        try {
+            while (!closed) {
+                long before = System.nanoTime();
+                Thread.sleep(SAMPLE_MILLIS);
+                long lateNanos = System.nanoTime() - before - TimeUnit.MILLISECONDS.toNanos(SAMPLE_MILLIS);
+                lateSum += Math.max(0, lateNanos) / 1e6;
+                busySum += busyRequests.getAsInt();
+                if (++samples == SAMPLES_PER_TICK) {
+                    current = limit.update(busySum / samples, lateSum / samples);
+                    gauge.accept(current);
+                    lateSum = 0;
+                    busySum = 0;
+                    samples = 0;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Workers the limit lets run now: at least one. */
+    static int activeWorkers(double limit) {
+        return Math.max(1, (int) Math.round(limit));
+    }
+
+    /**
+     * Waits until worker {@code worker} (1-based) may run a batch.
+     *
+     * @return false if {@code stop} said so meanwhile
+     */
+    public boolean awaitTurn(int worker, BooleanSupplier stop) throws InterruptedException {
+        while (!stop.getAsBoolean()) {
+            if (worker <= activeWorkers(current)) {
+                return true;
+            }
+            Thread.sleep(IDLE_WORKER_MILLIS);
+        }
+        return false;
+    }
+
+    /**
+     * Below one worker, the one worker rests after a batch so that it works only the limit's share of the time: after
+     * a batch of {@code batchNanos}, {@code batchNanos × (1 − limit) / limit}, cut short when the limit rises or on stop.
+     */
+    public void rest(long batchNanos, BooleanSupplier stop) throws InterruptedException {
+        double share = current;
+        if (share >= 1) {
+            return;
+        }
+        long until = System.nanoTime() + (long) (batchNanos * (1 - share) / share);
+        for (long left = until - System.nanoTime(); left > 0 && current < 1 && !stop.getAsBoolean();
+             left = until - System.nanoTime()) {
+            Thread.sleep(Math.min(TimeUnit.NANOSECONDS.toMillis(left) + 1, MAX_REST_STEP_MILLIS));
+        }
+    }
+
+    public String describe() {
+        return limit.describe();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        sampler.interrupt();
+    }
+}

@@ -1,0 +1,64 @@
+package dev.offlinepreload.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.data.Offset.offset;
+
+import org.junit.jupiter.api.Test;
+
+class AdaptiveLimitTest {
+
+    private static final double IDLE = 0;
+    private static final double BUSY = 2;
+    private static final double LATE = 10;
+    private static final double ON_TIME = 0.1;
+
+    @Test
+    void withNoRequestAtWorkItRunsEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        assertThat(limit.limit()).as("starts at one worker").isEqualTo(1);
+        limit.update(IDLE, LATE);
+        limit.update(IDLE, LATE);
+        assertThat(limit.limit()).isEqualTo(4);
+        assertThat(limit.describe()).contains("load limit 4.00 of 4 workers (no request at work)");
+    }
+
+    @Test
+    void requestsWaitingForACpuHalveItDownToTheFloorWhichItKeeps() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        limit.update(IDLE, ON_TIME);
+        limit.update(IDLE, ON_TIME);
+        limit.update(BUSY, LATE);
+        assertThat(limit.limit()).isEqualTo(2);
+        for (int i = 0; i < 20; i++) {
+            limit.update(BUSY, LATE);
+        }
+        assertThat(limit.limit()).as("every load finishes").isEqualTo(AdaptiveLimit.FLOOR);
+        assertThat(limit.describe()).contains("2.0 requests at work, threads 10.0 ms late for a CPU");
+    }
+
+    @Test
+    void withRequestsAtWorkAndCpusFreeItClimbsBackSlowly() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        for (int i = 0; i < 20; i++) {
+            limit.update(BUSY, LATE);
+        }
+        limit.update(BUSY, ON_TIME);
+        assertThat(limit.limit()).isEqualTo(2 * AdaptiveLimit.FLOOR, offset(1e-9));
+        for (int i = 0; i < 18; i++) {
+            limit.update(BUSY, ON_TIME);
+        }
+        assertThat(limit.limit()).isEqualTo(1, offset(1e-9));
+        limit.update(BUSY, ON_TIME);
+        assertThat(limit.limit()).isEqualTo(1.25, offset(1e-9));
+        limit.update(IDLE, ON_TIME);
+        assertThat(limit.limit()).as("the requests are over: back to full speed fast").isEqualTo(2.5, offset(1e-9));
+    }
+
+    @Test
+    void switchedOffItIsAlwaysEveryWorker() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, false);
+        limit.update(BUSY, LATE);
+        assertThat(limit.limit()).isEqualTo(4);
+        assertThat(limit.describe()).contains("adaptive-load=false");
+    }
+}

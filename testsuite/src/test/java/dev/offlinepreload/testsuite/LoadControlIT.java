@@ -1,0 +1,122 @@
+package dev.offlinepreload.testsuite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
+import dev.offlinepreload.testsuite.db.SeedShape;
+import dev.offlinepreload.testsuite.db.Sql;
+import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
+import dev.offlinepreload.testsuite.keycloak.OidcClient;
+import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
+import dev.offlinepreload.testsuite.keycloak.TestRealm;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * adaptive-load at its default, as a behaviour: while a node loads, real token refreshes at work on it bring the
+ * load limit below what it is with no request at work; when they stop, it goes back up; the load completes.
+ */
+class LoadControlIT {
+
+    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
+    private static final String REALM = "control";
+    private static final String APP = "app-1";
+    private static final int TOKENS = 20;
+    private static final int CALLERS = 8;
+    private static final int WORKERS = 4;
+
+    private static KeycloakCluster cluster;
+    private static final List<TokenResponse> tokens = new ArrayList<>();
+    private static long sessionRows;
+
+    @BeforeAll
+    static void sessionsAndRealOfflineTokens() {
+        cluster = KeycloakCluster.builder(LoadControlIT.class.getSimpleName()).nodes(1).heap("-Xms512m -Xmx1g")
+                // The cap makes the load last about a minute at full speed: time to send requests while it runs.
+                .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", "4000")
+                .env(PRELOAD + "WORKERS_PER_NODE", Integer.toString(WORKERS))
+                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "300000")
+                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", "300000")
+                .build().start();
+        try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
+            OfflineSessionSeeder.Realm realm = seeder.createRealm(cluster.node(1), REALM, 1, TOKENS + 1);
+            for (int i = 0; i < TOKENS; i++) {
+                TokenResponse login = new OidcClient(cluster.node(1), REALM, APP).offlineLogin(TestRealm.username(i + 2), "password");
+                assertThat(login.refreshTokenType()).as("%s", login).isEqualTo("Offline");
+                tokens.add(login);
+            }
+            seeder.seed(realm, new SeedShape(200_000, 1, 1, 0, 0, 3600));
+        }
+        sessionRows = Long.parseLong(Sql.column(cluster, "SELECT count(*) FROM offline_user_session WHERE offline_flag = '1'").get(0));
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static double limit(KeycloakNode node) {
+        return NodeMetrics.scrape(node).value("keycloak_offline_preload_load_limit");
+    }
+
+    @Test
+    void refreshesAtWorkLowerTheLoadLimitAndItRisesAgainWhenTheyStop() throws Exception {
+        KeycloakNode node = cluster.node(1);
+        node.restart(); // ready while its load runs
+        await("the limit with no request at work").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
+                .until(() -> limit(node) >= WORKERS);
+        assertThat(NodeMetrics.scrape(node).preloadState("loading")).as("still loading").isTrue();
+
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicInteger refreshed = new AtomicInteger();
+        ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
+        List<Future<?>> traffic = new ArrayList<>();
+        for (int c = 0; c < CALLERS; c++) {
+            int caller = c;
+            traffic.add(callers.submit(() -> {
+                OidcClient client = new OidcClient(node, REALM, APP);
+                for (int i = caller; !stop.get(); i += CALLERS) {
+                    TokenResponse response = client.refresh(tokens.get(i % TOKENS).refreshToken());
+                    assertThat(response.status()).as("%s", response).isEqualTo(200);
+                    refreshed.incrementAndGet();
+                }
+                return null;
+            }));
+        }
+        try {
+            await("the limit falls while refreshes are at work").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(250)).until(() -> limit(node) < 1);
+        } finally {
+            stop.set(true);
+            for (Future<?> caller : traffic) {
+                caller.get(30, TimeUnit.SECONDS); // fails the test if a refresh failed
+            }
+            callers.shutdown();
+        }
+        assertThat(refreshed.get()).isPositive();
+
+        await("the limit rises again once they stop").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
+                .until(() -> limit(node) >= WORKERS);
+        await("the load completes").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(1))
+                .until(() -> NodeMetrics.scrape(node).preloadState("done"));
+        assertThat(NodeMetrics.scrape(node).entries("offlineSessions")).isEqualTo(sessionRows);
+        assertThat(node.log().linesSinceStart()).as("the progress line ends with the limit and what it reacted to")
+                .anyMatch(l -> l.matches(".*; load limit [0-9.]+ of " + WORKERS + " workers \\(.+\\)$"));
+    }
+}
