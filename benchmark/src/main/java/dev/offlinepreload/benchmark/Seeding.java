@@ -21,6 +21,11 @@ final class Seeding {
     static final int CLIENTS = 2;
     static final int USERS = 1000;
     static final SeedShape SHAPE = new SeedShape(0, 1, 2, 0, 0, 14 * 24 * 3600);
+    /**
+     * From this many sessions in one step on, they are seeded in bulk ({@link OfflineSessionSeeder#bulkLoad()}): the
+     * loader phases' steps (up to 1M) are seeded as before.
+     */
+    static final int BULK = 2_000_000;
 
     private final KeycloakCluster cluster;
     private final KeycloakNode node;
@@ -51,6 +56,26 @@ final class Seeding {
         }
         long start = System.nanoTime();
         int missing = size - seeded;
+        if (missing >= BULK) {
+            try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster);
+                 OfflineSessionSeeder.BulkLoad bulk = seeder.bulkLoad()) {
+                Progress.say("seeding %d sessions in bulk: %d non-unique indexes dropped until the rows are in", missing,
+                        bulk.indexDefinitions().size());
+                insert(missing);
+                Progress.say("seeded %d sessions in %.1f s; building the indexes again", missing, (System.nanoTime() - start) / 1e9);
+            }
+        } else {
+            insert(missing);
+        }
+        seeded = size;
+        Progress.say("seeded %d sessions (up to %d) in %.1f s", missing, size, (System.nanoTime() - start) / 1e9);
+        if (db.offlineSessions() != size) {
+            throw new IllegalStateException("expected " + size + " offline sessions, found " + db.offlineSessions());
+        }
+    }
+
+    /** Seeds {@code missing} sessions spread over the realms. */
+    private void insert(int missing) {
         // One INSERT per realm, all realms at once: PostgreSQL runs each statement on one core.
         List<Thread> inserts = new ArrayList<>();
         List<RuntimeException> failures = Collections.synchronizedList(new ArrayList<>());
@@ -79,11 +104,6 @@ final class Seeding {
         }
         if (!failures.isEmpty()) {
             throw failures.get(0);
-        }
-        seeded = size;
-        Progress.say("seeded %d sessions (up to %d) in %.1f s", missing, size, (System.nanoTime() - start) / 1e9);
-        if (db.offlineSessions() != size) {
-            throw new IllegalStateException("expected " + size + " offline sessions, found " + db.offlineSessions());
         }
     }
 }
