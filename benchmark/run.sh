@@ -6,6 +6,11 @@
 # Options: --sizes=250000,1000000 --batches=1000,4000,8192 --workers=2,4,8 --kc24-segments=64,2048 --refresh-tokens=10000
 #          --refresh-sessions=100000 --cluster-sessions=1000000 --client-sessions=3 --heap=4g
 #          --phases=ours,kc24,refresh (loaders = ours,kc24) --jfr=SECONDS (JFR profile of each load) --out=DIR
+#          --phases=planning (only when named; not in the full run): one node whose offline caches hold
+#          --planning-max-count=1000000 entries (it keeps that less the 10% headroom), the database seeded in SQL to
+#          each of --planning-sizes=1000000,10000000: planning time, PostgreSQL's time for its queries, the heap during
+#          and after planning (GC log, class histograms by SIGQUIT), and one full key scan; about 35-45 minutes, figures
+#          in the progress log only (results.md and runs.csv stay as they are); docs/performance.md, "Planning at scale"
 #          --shared-buffers=4GB (PostgreSQL's shared_buffers; 128MB reproduces runs before 2026-11-23)
 #          --jvm-options=-XX:MaxTenuringThreshold=0,... (appended to this provider's nodes only: what a JVM setting
 #          changes; another collector, e.g. -XX:+UseParallelGC, replaces Keycloak's G1 and no live heap is read)

@@ -180,6 +180,10 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
+        // With the start line of the load ("loading N sessions"), which ends planning: the planning time, and the
+        // benchmark's window for the planner's heap.
+        log.debugf("Offline session preload on %s: planning for cluster topology %d (%d nodes)", store.nodeName(),
+                topology.id(), topology.members().size());
         Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topologyId() != topology.id());
         // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
         // planner asks for the limit only once they have.

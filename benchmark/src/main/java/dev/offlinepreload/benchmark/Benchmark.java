@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * The benchmark: loads the same seeded offline sessions with this provider, with Keycloak 24.0.5's built-in
  * preloader and with a raw JDBC read, then measures refresh latency after full restarts of a 3-node cluster, and
- * writes results.md, runs.csv and PNG charts to the results folder. Run it with {@code bash benchmark/run.sh}
+ * writes results.md, runs.csv and PNG charts to the results folder. Phase {@code planning} ({@link PlanningScale}), only
+ * when asked for, prints its figures to the progress log. Run it with {@code bash benchmark/run.sh}
  * (see the README's Performance section); it is never part of the CI tests.
  */
 public final class Benchmark {
@@ -30,10 +31,18 @@ public final class Benchmark {
         if (settings.runs("refresh")) {
             refresh.run();
         }
-        new Report(settings, command, List.copyOf(loaders.results()), loaders.ourBaselineMiB(), refresh.passes(),
-                refresh.formations()).write();
-        Progress.say("done in %.1f min; results in %s", (System.nanoTime() - start) / 60e9,
-                settings.out().toAbsolutePath().resolve("results.md"));
+        if (settings.runs("planning")) {
+            new PlanningScale(settings).run(); // its figures go to the progress log only
+        }
+        if (settings.runs("ours") || settings.runs("kc24") || settings.runs("refresh")) {
+            new Report(settings, command, List.copyOf(loaders.results()), loaders.ourBaselineMiB(), refresh.passes(),
+                    refresh.formations()).write();
+            Progress.say("done in %.1f min; results in %s", (System.nanoTime() - start) / 60e9,
+                    settings.out().toAbsolutePath().resolve("results.md"));
+        } else {
+            // a planning-only run leaves results.md and runs.csv of the last full run alone
+            Progress.say("done in %.1f min (%s)", (System.nanoTime() - start) / 60e9, command);
+        }
         System.exit(0); // Testcontainers' and the HTTP client's threads would otherwise keep the JVM alive
     }
 }

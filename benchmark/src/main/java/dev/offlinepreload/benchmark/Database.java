@@ -2,6 +2,7 @@ package dev.offlinepreload.benchmark;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -111,6 +112,77 @@ final class Database {
         return (System.nanoTime() - start) / 1e9;
     }
 
+    /** What one streamed query took: rows and seconds on this side, every row's first column read. */
+    record Scan(long rows, double seconds) {
+    }
+
+    /**
+     * Streams the query's rows over one connection as the provider does (in a transaction, fetch size 10,000), reading
+     * the first column of every row into a string.
+     */
+    Scan scan(String sql) {
+        long start = System.nanoTime();
+        long rows = 0;
+        try (Connection db = connect()) {
+            db.setAutoCommit(false); // PostgreSQL streams with a fetch size only inside a transaction
+            try (Statement s = db.createStatement()) {
+                s.setFetchSize(10_000);
+                try (ResultSet rs = s.executeQuery(sql)) {
+                    while (rs.next()) {
+                        if (rs.getString(1) != null) {
+                            rows++;
+                        }
+                    }
+                }
+            }
+            db.commit();
+        } catch (SQLException e) {
+            throw new IllegalStateException("Scan failed: " + sql, e);
+        }
+        return new Scan(rows, (System.nanoTime() - start) / 1e9);
+    }
+
+    /** The lines of an EXPLAIN statement's output. */
+    List<String> explain(String explainSql) {
+        List<String> lines = new ArrayList<>();
+        try (Connection db = connect(); Statement s = db.createStatement(); ResultSet rs = s.executeQuery(explainSql)) {
+            while (rs.next()) {
+                lines.add(rs.getString(1));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("SQL failed: " + explainSql, e);
+        }
+        return lines;
+    }
+
+    /** Seconds PostgreSQL executed the statements whose normalised text is LIKE {@code pattern}, since the last reset. */
+    double statementSeconds(String pattern) {
+        return number("SELECT coalesce(sum(total_exec_time), 0) / 1000 FROM pg_stat_statements WHERE query LIKE ?", pattern);
+    }
+
+    /** Executions of the statements whose normalised text is LIKE {@code pattern}, since the last reset. */
+    long statementCalls(String pattern) {
+        return (long) number("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE ?", pattern);
+    }
+
+    /** The session tables' sizes on disk: each table's heap, its indexes, and the user sessions' primary key. */
+    String sessionTableSizes() {
+        List<String> sizes = new ArrayList<>();
+        try (Connection db = connect(); Statement s = db.createStatement(); ResultSet rs = s.executeQuery(
+                "SELECT c.relname, pg_size_pretty(pg_relation_size(c.oid)), pg_size_pretty(pg_indexes_size(c.oid)),"
+                        + " (SELECT pg_size_pretty(pg_relation_size(i.indexrelid)) FROM pg_index i WHERE i.indrelid = c.oid"
+                        + " AND i.indisprimary) FROM pg_class c WHERE c.relname IN ('offline_user_session', 'offline_client_session')"
+                        + " ORDER BY c.relname DESC")) {
+            while (rs.next()) {
+                sizes.add(rs.getString(1) + ": table " + rs.getString(2) + ", indexes " + rs.getString(3)
+                        + " (primary key " + rs.getString(4) + ")");
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot read the table sizes", e);
+        }
+        return String.join("; ", sizes);
+    }
+
     long offlineSessions() {
         return (long) number("SELECT count(*) FROM offline_user_session WHERE offline_flag = '1'");
     }
@@ -127,6 +199,18 @@ final class Database {
         try (Connection db = connect(); Statement s = db.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getDouble(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("SQL failed: " + sql, e);
+        }
+    }
+
+    private double number(String sql, String parameter) {
+        try (Connection db = connect(); PreparedStatement s = db.prepareStatement(sql)) {
+            s.setString(1, parameter);
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                return rs.getDouble(1);
+            }
         } catch (SQLException e) {
             throw new IllegalStateException("SQL failed: " + sql, e);
         }

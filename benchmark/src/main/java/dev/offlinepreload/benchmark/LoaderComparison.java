@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Predicate;
@@ -19,8 +18,6 @@ import dev.offlinepreload.testsuite.cluster.Images;
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 import dev.offlinepreload.testsuite.cluster.NodeLog;
-import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
-import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Realm;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import org.awaitility.core.ConditionTimeoutException;
@@ -32,12 +29,6 @@ import org.awaitility.core.ConditionTimeoutException;
 final class LoaderComparison {
 
     static final String KC24_VERSION = "24.0.5";
-    /** Realms, clients per realm and users per realm of the seeded data (sessions spread evenly over the realms). */
-    private static final int REALMS = 3;
-    private static final int CLIENTS = 2;
-    private static final int USERS = 1000;
-    private static final SeedShape SHAPE = new SeedShape(0, 1, 2, 0, 0, 14 * 24 * 3600);
-
     /** Several client sessions per session need more heap than the one-client-session loads' 4 GiB. */
     private static final String SEVERAL_CLIENTS_HEAP = "8g";
     private static final String JFR_FILE = "/tmp/preload.jfr";
@@ -141,8 +132,8 @@ final class LoaderComparison {
             // realms through the node (a fresh start on the emptied tables loads nothing)
             node.start();
         }
-        new Seeding(cluster, node, "several-", new SeedShape(0, settings.clientSessions(), SHAPE.sessionsPerUser(), 0, 0,
-                SHAPE.spreadSeconds())).upTo(size, db);
+        new Seeding(cluster, node, "several-", new SeedShape(0, settings.clientSessions(),
+                Seeding.SHAPE.sessionsPerUser(), 0, 0, Seeding.SHAPE.spreadSeconds())).upTo(size, db);
     }
 
     /** The note that marks the loads with several client sessions per session (not part of the batch tables). */
@@ -373,73 +364,5 @@ final class LoaderComparison {
     private List<String> profileFlags() {
         return settings.jfrSeconds() > 0 ? List.of("-XX:StartFlightRecording=settings=profile,duration="
                 + settings.jfrSeconds() + "s,filename=" + JFR_FILE) : List.of();
-    }
-
-    /** The benchmark's data set: REALMS realms, grown in steps to each measured size. */
-    private static final class Seeding {
-        private final KeycloakCluster cluster;
-        private final KeycloakNode node;
-        private final List<Realm> realms = new ArrayList<>();
-        private final String prefix;
-        private final SeedShape shape;
-        private int seeded;
-
-        Seeding(KeycloakCluster cluster, KeycloakNode node) {
-            this(cluster, node, "bench-", SHAPE);
-        }
-
-        Seeding(KeycloakCluster cluster, KeycloakNode node, String prefix, SeedShape shape) {
-            this.cluster = cluster;
-            this.node = node;
-            this.prefix = prefix;
-            this.shape = shape;
-        }
-
-        void upTo(int size, Database db) {
-            if (realms.isEmpty()) {
-                try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
-                    for (int r = 1; r <= REALMS; r++) {
-                        realms.add(seeder.createRealm(node, prefix + r, Math.max(CLIENTS, shape.clientSessionsPerSession()), USERS));
-                    }
-                }
-                seeded = (int) db.offlineSessions(); // the template sessions
-            }
-            long start = System.nanoTime();
-            int missing = size - seeded;
-            // One INSERT per realm, all realms at once: PostgreSQL runs each statement on one core.
-            List<Thread> inserts = new ArrayList<>();
-            List<RuntimeException> failures = Collections.synchronizedList(new ArrayList<>());
-            for (int r = 0; r < REALMS; r++) {
-                int share = missing / REALMS + (r == REALMS - 1 ? missing % REALMS : 0);
-                Realm realm = realms.get(r);
-                Thread insert = new Thread(() -> {
-                    try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
-                        if (share > 0) {
-                            seeder.seed(realm, shape.withSessions(share));
-                        }
-                    } catch (RuntimeException e) {
-                        failures.add(e);
-                    }
-                }, "seed-" + realm.name());
-                insert.start();
-                inserts.add(insert);
-            }
-            for (Thread insert : inserts) {
-                try {
-                    insert.join();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException(e);
-                }
-            }
-            if (!failures.isEmpty()) {
-                throw failures.get(0);
-            }
-            seeded = size;
-            Progress.say("seeded %d sessions (up to %d) in %.1f s", missing, size, (System.nanoTime() - start) / 1e9);
-            if (db.offlineSessions() != size) {
-                throw new IllegalStateException("expected " + size + " offline sessions, found " + db.offlineSessions());
-            }
-        }
     }
 }

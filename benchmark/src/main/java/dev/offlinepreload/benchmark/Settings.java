@@ -15,12 +15,14 @@ import java.util.Map;
  * {@code shared_buffers}; {@code --jvm-options=-XX:MaxTenuringThreshold=0,...} (comma-separated) are appended to the JVM
  * options of this provider's nodes, to see what a JVM setting changes (Keycloak 24's nodes keep theirs; another
  * collector, e.g. {@code -XX:+UseParallelGC}, replaces Keycloak's G1, and then no live heap is read). Phases:
- * {@code ours}, {@code kc24}, {@code refresh} ({@code loaders} = the first two).
+ * {@code ours}, {@code kc24}, {@code refresh} ({@code loaders} = the first two); {@code planning} only when asked
+ * ({@link PlanningScale}: {@code --planning-sizes}, default 1M and 10M, with offline caches of
+ * {@code --planning-max-count} entries, default 1M).
  */
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
                 List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
-                List<String> jvmOptions) {
+                List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -48,6 +50,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("client-sessions", quick ? "1" : "3");
         options.put("shared-buffers", SHARED_BUFFERS);
         options.put("jvm-options", "");
+        options.put("planning-sizes", "1000000,10000000");
+        options.put("planning-max-count", "1000000");
         for (String arg : args) {
             if (arg.equals("--quick") || arg.isBlank()) {
                 continue;
@@ -68,7 +72,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 options.get("heap"), Path.of(options.get("out")), List.of(options.get("phases").split(",")),
                 Integer.parseInt(options.get("jfr")), Integer.parseInt(options.get("client-sessions")),
                 options.get("shared-buffers"), Arrays.stream(options.get("jvm-options").split(",")).map(String::trim)
-                .filter(o -> !o.isEmpty()).toList());
+                .filter(o -> !o.isEmpty()).toList(), ints(options.get("planning-sizes")),
+                Integer.parseInt(options.get("planning-max-count")));
     }
 
     private static List<Integer> ints(String csv) {

@@ -28,4 +28,18 @@ class SettingsTest {
         assertThatThrownBy(() -> Settings.parse(new String[] {"--jvm-option=-Xmx1g"}))
                 .hasMessageContaining("--jvm-option").hasMessageContaining("jvm-options");
     }
+
+    @Test
+    void planningRunsOnlyWhenAskedWithOneAndTenMillionByDefault() {
+        Settings defaults = Settings.parse(new String[0]);
+        assertThat(defaults.runs("planning")).isFalse();
+        assertThat(defaults.planningSizes()).containsExactly(1_000_000, 10_000_000);
+        assertThat(defaults.planningMaxCount()).isEqualTo(1_000_000);
+        Settings planning = Settings.parse(new String[] {"--phases=planning", "--planning-sizes=1000000,5000000",
+                "--planning-max-count=500000"});
+        assertThat(planning.runs("planning")).isTrue();
+        assertThat(planning.runs("ours")).isFalse();
+        assertThat(planning.planningSizes()).containsExactly(1_000_000, 5_000_000);
+        assertThat(planning.planningMaxCount()).isEqualTo(500_000);
+    }
 }

@@ -264,6 +264,70 @@ public final class OfflineSessionSeeder implements AutoCloseable {
         }
     }
 
+    /**
+     * Seeding millions of sessions at once (benchmarks), within minutes: until {@link BulkLoad#close()} the two session
+     * tables lose their non-unique indexes (their primary keys stay and grow as in production) and PostgreSQL writes
+     * no full-page images and checkpoints only every 8 GB of WAL; close() builds the same indexes again from their
+     * definitions (a sorted build each) and resets the two settings. Row by row, every insert into those indexes hit a
+     * random page of several GB, and after each checkpoint (every 1 GB of WAL) every first change of a page wrote the
+     * whole page to the WAL again: 3M sessions took 7 minutes, getting slower as the indexes grew. Needs a superuser
+     * (the test containers' user is one); for a throwaway database only.
+     */
+    public BulkLoad bulkLoad() {
+        List<String> definitions = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        String sql = "SELECT ic.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i"
+                + " JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid"
+                + " WHERE t.relname IN ('offline_user_session', 'offline_client_session')"
+                + " AND t.relnamespace = current_schema()::regnamespace AND NOT i.indisunique ORDER BY ic.relname";
+        try (Statement s = db.createStatement()) {
+            try (ResultSet rs = s.executeQuery(sql)) {
+                while (rs.next()) {
+                    names.add(rs.getString(1));
+                    definitions.add(rs.getString(2));
+                }
+            }
+            s.execute("ALTER SYSTEM SET full_page_writes = off");
+            s.execute("ALTER SYSTEM SET max_wal_size = '8GB'");
+            s.execute("SELECT pg_reload_conf()");
+            for (String name : names) {
+                s.execute("DROP INDEX \"" + name + "\"");
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot prepare the session tables for bulk seeding", e);
+        }
+        return new BulkLoad(definitions);
+    }
+
+    /** Undoes {@link #bulkLoad()}: the indexes built again, the settings reset. */
+    public final class BulkLoad implements AutoCloseable {
+        private final List<String> indexDefinitions;
+
+        private BulkLoad(List<String> indexDefinitions) {
+            this.indexDefinitions = List.copyOf(indexDefinitions);
+        }
+
+        /** The non-unique indexes dropped, as CREATE INDEX statements. */
+        public List<String> indexDefinitions() {
+            return indexDefinitions;
+        }
+
+        @Override
+        public void close() {
+            try (Statement s = db.createStatement()) {
+                s.execute("SET maintenance_work_mem = '1GB'");
+                for (String definition : indexDefinitions) {
+                    s.execute(definition);
+                }
+                s.execute("ALTER SYSTEM RESET full_page_writes");
+                s.execute("ALTER SYSTEM RESET max_wal_size");
+                s.execute("SELECT pg_reload_conf()");
+            } catch (SQLException e) {
+                throw new IllegalStateException("Cannot restore the session tables after bulk seeding", e);
+            }
+        }
+    }
+
     @Override
     public void close() {
         try {
