@@ -11,6 +11,10 @@
 #          each of --planning-sizes=1000000,10000000: planning time, PostgreSQL's time for its queries, the heap during
 #          and after planning (GC log, class histograms by SIGQUIT), and one full key scan; about 35-45 minutes, figures
 #          in the progress log only (results.md and runs.csv stay as they are); docs/performance.md, "Planning at scale"
+#          --phases=window (only when named): the restart window, 3 nodes restarted together, then an open-model
+#          load of --window-rate=40 refreshes/s over --window-tokens=2000 real offline tokens for --window-seconds=120,
+#          the database holding --window-sessions=300000; stock 26.7.4, this provider at its defaults and with
+#          adaptive-load=false; p50/p99/max/errors per 10 s window into restart-window.md in the results folder
 #          --shared-buffers=4GB (PostgreSQL's shared_buffers; 128MB reproduces runs before 2026-11-23)
 #          --jvm-options=-XX:MaxTenuringThreshold=0,... (appended to this provider's nodes only: what a JVM setting
 #          changes; another collector, e.g. -XX:+UseParallelGC, replaces Keycloak's G1 and no live heap is read)

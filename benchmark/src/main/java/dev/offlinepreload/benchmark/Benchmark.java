@@ -34,13 +34,16 @@ public final class Benchmark {
         if (settings.runs("planning")) {
             new PlanningScale(settings).run(); // its figures go to the progress log only
         }
+        if (settings.runs("window")) {
+            new RestartWindow(settings).run(); // restart-window.md in the results folder
+        }
         if (settings.runs("ours") || settings.runs("kc24") || settings.runs("refresh")) {
             new Report(settings, command, List.copyOf(loaders.results()), loaders.ourBaselineMiB(), refresh.passes(),
                     refresh.formations()).write();
             Progress.say("done in %.1f min; results in %s", (System.nanoTime() - start) / 60e9,
                     settings.out().toAbsolutePath().resolve("results.md"));
         } else {
-            // a planning-only run leaves results.md and runs.csv of the last full run alone
+            // a planning- or window-only run leaves results.md and runs.csv of the last full run alone
             Progress.say("done in %.1f min (%s)", (System.nanoTime() - start) / 60e9, command);
         }
         System.exit(0); // Testcontainers' and the HTTP client's threads would otherwise keep the JVM alive

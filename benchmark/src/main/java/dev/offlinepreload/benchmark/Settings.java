@@ -17,12 +17,16 @@ import java.util.Map;
  * collector, e.g. {@code -XX:+UseParallelGC}, replaces Keycloak's G1, and then no live heap is read). Phases:
  * {@code ours}, {@code kc24}, {@code refresh} ({@code loaders} = the first two); {@code planning} only when asked
  * ({@link PlanningScale}: {@code --planning-sizes}, default 1M and 10M, with offline caches of
- * {@code --planning-max-count} entries, default 1M).
+ * {@code --planning-max-count} entries, default 1M); {@code window} only when asked ({@link RestartWindow}: a full
+ * restart of 3 nodes holding {@code --window-sessions} (default 300,000) under {@code --window-rate} refreshes per
+ * second (default 40) of {@code --window-tokens} real offline tokens (default 2,000) for {@code --window-seconds}
+ * (default 120)).
  */
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
                 List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
-                List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount) {
+                List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
+                int windowTokens, int windowRate, int windowSeconds) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -52,6 +56,10 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("jvm-options", "");
         options.put("planning-sizes", "1000000,10000000");
         options.put("planning-max-count", "1000000");
+        options.put("window-sessions", "300000");
+        options.put("window-tokens", "2000");
+        options.put("window-rate", "40");
+        options.put("window-seconds", "120");
         for (String arg : args) {
             if (arg.equals("--quick") || arg.isBlank()) {
                 continue;
@@ -73,7 +81,9 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("jfr")), Integer.parseInt(options.get("client-sessions")),
                 options.get("shared-buffers"), Arrays.stream(options.get("jvm-options").split(",")).map(String::trim)
                 .filter(o -> !o.isEmpty()).toList(), ints(options.get("planning-sizes")),
-                Integer.parseInt(options.get("planning-max-count")));
+                Integer.parseInt(options.get("planning-max-count")), Integer.parseInt(options.get("window-sessions")),
+                Integer.parseInt(options.get("window-tokens")), Integer.parseInt(options.get("window-rate")),
+                Integer.parseInt(options.get("window-seconds")));
     }
 
     private static List<Integer> ints(String csv) {

@@ -1,0 +1,220 @@
+package dev.offlinepreload.benchmark;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.offlinepreload.testsuite.cluster.Images;
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Realm;
+import dev.offlinepreload.testsuite.db.SeedShape;
+import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
+import dev.offlinepreload.testsuite.keycloak.OidcClient;
+import dev.offlinepreload.testsuite.keycloak.TestRealm;
+
+/**
+ * Phase {@code window}, the restart window: 3 nodes restarted together, then, from the moment all are ready, an
+ * open-model load of token refreshes (each request starts on its schedule, whatever the others do, and its latency
+ * counts from that scheduled start: no coordinated omission), spread round-robin over the nodes and over real offline
+ * tokens. Per 10-second window: p50, p99, max and errors, for stock Keycloak 26.7.4, this provider at its defaults and
+ * with adaptive-load=false, side by side; with the provider, when every node had finished its load.
+ */
+final class RestartWindow {
+
+    private static final int NODES = 3;
+    private static final int USERS = 1000;
+    private static final String REALM = "window";
+    private static final String CLIENT = "app-1";
+    private static final int WINDOW_SECONDS = 10;
+    private static final int CALLERS = 64;
+    private static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
+
+    /** One request: when it was due (ms after ready), its latency from then (ms), whether it failed. */
+    private record Sample(double dueMillis, double latencyMillis, boolean failed) {
+    }
+
+    /** One setup's window. */
+    private record Run(String setup, List<Sample> samples, double loadedSeconds) {
+    }
+
+    private final Settings settings;
+    private final int perSecond;
+    private final int seconds;
+    private final List<Run> runs = new ArrayList<>();
+
+    RestartWindow(Settings settings) {
+        this.settings = settings;
+        this.perSecond = settings.windowRate();
+        this.seconds = settings.windowSeconds();
+    }
+
+    void run() {
+        measure(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), ""));
+        measure(RefreshLatency.OURS, null);
+        write();
+    }
+
+    private void measure(String setup, String image) {
+        int maxCount = settings.windowSessions() * 5 / 4;
+        KeycloakCluster.Builder builder = KeycloakCluster.builder("benchmark-window-" + (image == null ? "ours" : "stock"))
+                .nodes(NODES).sharedBuffers(settings.sharedBuffers()).heap("-Xms2g -Xmx2g")
+                .env("KC_LOG_LEVEL", "INFO")
+                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
+                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
+                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__EXPECTED_CLUSTER_SIZE", Integer.toString(NODES));
+        if (image != null) {
+            builder.keycloakImage(image);
+        }
+        try (KeycloakCluster cluster = builder.build().start()) {
+            List<String> tokens;
+            try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
+                Realm realm = seeder.createRealm(cluster.node(1), REALM, 1, USERS);
+                tokens = login(cluster, realm, settings.windowTokens());
+                seeder.seed(realm, SeedShape.simple(settings.windowSessions() - settings.windowTokens()));
+            }
+            if (image != null) {
+                runs.add(window(setup, cluster, tokens, false));
+            } else {
+                runs.add(window(setup + ", defaults (adaptive-load)", cluster, tokens, true));
+                cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, "false"));
+                runs.add(window(setup + ", adaptive-load=false", cluster, tokens, true));
+            }
+        }
+    }
+
+    private Run window(String setup, KeycloakCluster cluster, List<String> tokens, boolean loads) {
+        cluster.restartAll();
+        List<KeycloakNode> nodes = cluster.nodes();
+        List<Sample> samples = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
+        ScheduledExecutorService schedule = Executors.newSingleThreadScheduledExecutor();
+        long ready = System.nanoTime();
+        AtomicLong loadedAt = new AtomicLong(-1);
+        int total = perSecond * seconds;
+        for (int i = 0; i < total; i++) {
+            int n = i;
+            long dueNanos = i * 1_000_000_000L / perSecond;
+            schedule.schedule(() -> callers.submit(() -> {
+                long due = ready + dueNanos;
+                boolean ok = refresh(nodes.get(n % nodes.size()), tokens.get(n % tokens.size()));
+                samples.add(new Sample(dueNanos / 1e6, (System.nanoTime() - due) / 1e6, !ok));
+            }), dueNanos, TimeUnit.NANOSECONDS);
+        }
+        if (loads) {
+            await("every node loaded").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(500))
+                    .until(() -> nodes.stream().allMatch(node -> NodeMetrics.scrape(node).preloadState("done")));
+            loadedAt.set(System.nanoTime());
+        }
+        schedule.shutdown();
+        try {
+            schedule.awaitTermination(seconds + 60L, TimeUnit.SECONDS);
+            callers.shutdown();
+            callers.awaitTermination(5, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        double loaded = loadedAt.get() < 0 ? Double.NaN : (loadedAt.get() - ready) / 1e9;
+        Run run = new Run(setup, List.copyOf(samples), loaded);
+        Progress.say("%s: %d refreshes due at %d/s for %d s, all loaded %.1f s after ready", setup, samples.size(),
+                perSecond, seconds, loaded);
+        return run;
+    }
+
+    private static boolean refresh(KeycloakNode node, String token) {
+        try {
+            return new OidcClient(node, REALM, CLIENT).refresh(token).status() == 200;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    private static List<String> login(KeycloakCluster cluster, Realm realm, int count) {
+        List<String> tokens = Collections.synchronizedList(new ArrayList<>());
+        List<KeycloakNode> nodes = cluster.nodes();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        for (int i = 0; i < count; i++) {
+            int n = i;
+            pool.submit(() -> {
+                OidcClient.TokenResponse login = new OidcClient(nodes.get(n % nodes.size()), realm.name(), CLIENT)
+                        .offlineLogin(TestRealm.username(n % USERS + 1), "password");
+                if (login.status() == 200) {
+                    tokens.add(login.refreshToken());
+                }
+            });
+        }
+        pool.shutdown();
+        try {
+            pool.awaitTermination(30, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (tokens.size() != count) {
+            throw new IllegalStateException("only " + tokens.size() + " of " + count + " logins succeeded");
+        }
+        return new ArrayList<>(tokens);
+    }
+
+    /** The table: one row per 10-s window, p50 / p99 / max (ms) and errors per setup, side by side. */
+    String table() {
+        StringBuilder out = new StringBuilder();
+        out.append(String.format(Locale.ROOT, "Restart window: %d nodes, %d sessions, %d real offline tokens, %d refreshes/s "
+                + "for %d s from ready (open model: latency from each request's scheduled start)%n%n",
+                NODES, settings.windowSessions(), settings.windowTokens(), perSecond, seconds));
+        out.append("| window after ready |");
+        runs.forEach(r -> out.append(' ').append(r.setup()).append(": p50 / p99 / max ms, errors |"));
+        out.append("\n|---|").append("---|".repeat(runs.size())).append('\n');
+        for (int w = 0; w * WINDOW_SECONDS < seconds; w++) {
+            double from = w * WINDOW_SECONDS * 1000.0;
+            double to = from + WINDOW_SECONDS * 1000.0;
+            out.append(String.format(Locale.ROOT, "| %d–%d s |", w * WINDOW_SECONDS, (w + 1) * WINDOW_SECONDS));
+            for (Run run : runs) {
+                out.append(' ').append(cell(run.samples().stream().filter(s -> s.dueMillis() >= from && s.dueMillis() < to).toList()))
+                        .append(" |");
+            }
+            out.append('\n');
+        }
+        out.append("| whole window |");
+        runs.forEach(r -> out.append(' ').append(cell(r.samples())).append(" |"));
+        out.append("\n| all nodes loaded after ready |");
+        runs.forEach(r -> out.append(Double.isNaN(r.loadedSeconds()) ? " – |"
+                : String.format(Locale.ROOT, " %.1f s |", r.loadedSeconds())));
+        return out.append('\n').toString();
+    }
+
+    private static String cell(List<Sample> samples) {
+        List<Double> ok = samples.stream().filter(s -> !s.failed()).map(Sample::latencyMillis).toList();
+        Latencies latencies = new Latencies(ok, 0, 0);
+        long errors = samples.stream().filter(Sample::failed).count();
+        return String.format(Locale.ROOT, "%s / %s / %s, %d", ms(latencies.percentile(50)), ms(latencies.percentile(99)),
+                ms(latencies.percentile(100)), errors);
+    }
+
+    private static String ms(double millis) {
+        return Double.isNaN(millis) ? "–" : millis >= 1000 ? String.format(Locale.ROOT, "%.1f s", millis / 1000)
+                : String.format(Locale.ROOT, "%.0f", millis);
+    }
+
+    private void write() {
+        String table = table();
+        Progress.say("%n%s", table);
+        try {
+            Files.createDirectories(settings.out());
+            Files.writeString(settings.out().resolve("restart-window.md"), table);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
