@@ -108,7 +108,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
             return;
         }
         try {
-            String reason = Compatibility.whyNotApplicable(useCaches());
+            String reason = Compatibility.whyNotApplicable(this::useCaches);
             if (reason != null) {
                 metrics.state(PreloadState.NOT_APPLICABLE);
                 log.infof("Offline session preloading does not apply on this node: %s", reason);

@@ -3,6 +3,7 @@ package dev.offlinepreload.keycloak;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URL;
+import java.util.function.BooleanSupplier;
 import java.util.jar.Manifest;
 
 import org.keycloak.common.Version;
@@ -14,18 +15,23 @@ public final class Compatibility {
     private Compatibility() {
     }
 
-    /** @return why preloading does not apply here, or null if it does */
-    public static String whyNotApplicable(boolean sessionCachesInUse) {
-        if (!InfinispanUtils.isEmbeddedInfinispan()) {
-            return "sessions live in an external Infinispan (multi-site or clusterless setup), not in this node's caches";
-        }
-        if (!sessionCachesInUse) {
-            return "Keycloak keeps no session caches here (stateless setup or use-caches=false)";
-        }
+    /**
+     * The version first: on another minor even asking whether session caches are in use may call a method that does
+     * not exist there (useCaches() is new in 26.7).
+     *
+     * @return why preloading does not apply here, or null if it does
+     */
+    public static String whyNotApplicable(BooleanSupplier sessionCachesInUse) {
         String builtFor = builtForKeycloak();
         if (builtFor != null && !sameMinor(builtFor, Version.VERSION)) {
             return "this jar was built for Keycloak " + builtFor + " and the server is Keycloak " + Version.VERSION
                     + "; use the release built for your Keycloak version";
+        }
+        if (!InfinispanUtils.isEmbeddedInfinispan()) {
+            return "sessions live in an external Infinispan (multi-site or clusterless setup), not in this node's caches";
+        }
+        if (!sessionCachesInUse.getAsBoolean()) {
+            return "Keycloak keeps no session caches here (stateless setup or use-caches=false)";
         }
         return null;
     }

@@ -74,11 +74,16 @@ public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, 
         });
     }
 
-    private static void afterMigration(KeycloakSessionFactory factory) {
-        if (!(factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa)) {
-            return;
-        }
+    /**
+     * Runs inside Keycloak's startup (the post-migration event is published from its startup observer): nothing may
+     * escape, not even a LinkageError where Keycloak's internals differ from those this jar was built against (on
+     * 26.4, {@code getNodeInfo()} does not exist), or the node would not start.
+     */
+    static void afterMigration(KeycloakSessionFactory factory) {
         try {
+            if (!(factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa)) {
+                return;
+            }
             try (Connection connection = jpa.getConnection()) {
                 IndexDialect dialect = IndexDialect.of(connection.getMetaData().getDatabaseProductName());
                 String whyNot = whyNotBuiltOnline(factory, dialect);
@@ -100,6 +105,9 @@ public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, 
             }
         } catch (SQLException | RuntimeException e) {
             log.debugf(e, "Could not check the offline-session indexes");
+        } catch (LinkageError e) {
+            log.errorf("Offline-session indexes: not checked or built on this node: this provider does not match this "
+                    + "Keycloak version's internals (%s). Keycloak works without them.", e);
         }
     }
 
