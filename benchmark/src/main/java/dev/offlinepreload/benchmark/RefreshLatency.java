@@ -35,8 +35,8 @@ final class RefreshLatency {
 
     static final String STOCK = "Keycloak 26.7.4 (stock)";
     static final String OURS = "with this provider";
-    private static final int NODES = 3;
-    private static final int USERS = 1000;
+    static final int NODES = 3;
+    static final int USERS = 1000;
     private static final int CONCURRENCY = 8;
     private static final String CLIENT = "app-1";
     /** Refreshes (on other sessions) that let a restarted JVM compile its hot paths before the measured ones. */
@@ -84,9 +84,13 @@ final class RefreshLatency {
         measure(OURS, null);
     }
 
-    private void measure(String setup, String image) {
-        int maxCount = Math.max(settings.refreshSessions(), settings.clusterSessions()) * 5 / 4;
-        KeycloakCluster.Builder builder = KeycloakCluster.builder("benchmark-refresh-" + (image == null ? "ours" : "stock"))
+    /**
+     * The 3-node cluster of the restart measurements: offline caches that hold {@code sessions} with a quarter to
+     * spare, {@code image} for stock Keycloak or null for this provider.
+     */
+    static KeycloakCluster.Builder cluster(String name, int sessions, Settings settings, String image) {
+        int maxCount = sessions * 5 / 4;
+        KeycloakCluster.Builder builder = KeycloakCluster.builder(name + "-" + (image == null ? "ours" : "stock"))
                 .nodes(NODES).pgStatStatements().sharedBuffers(settings.sharedBuffers()).heap("-Xms2g -Xmx2g")
                 .env("KC_LOG_LEVEL", "INFO")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
@@ -95,7 +99,12 @@ final class RefreshLatency {
         if (image != null) {
             builder.keycloakImage(image);
         }
-        try (KeycloakCluster cluster = builder.build().start()) {
+        return builder;
+    }
+
+    private void measure(String setup, String image) {
+        int sessions = Math.max(settings.refreshSessions(), settings.clusterSessions());
+        try (KeycloakCluster cluster = cluster("benchmark-refresh", sessions, settings, image).build().start()) {
             Database db = new Database(cluster);
             boolean ours = image == null;
             if (ours) {
@@ -229,7 +238,8 @@ final class RefreshLatency {
         return -1;
     }
 
-    private static List<String> login(KeycloakCluster cluster, Realm realm, int count) {
+    /** {@code count} offline logins of the realm's users to app-1, spread over the nodes; their refresh tokens. */
+    static List<String> login(KeycloakCluster cluster, Realm realm, int count) {
         List<String> tokens = Collections.synchronizedList(new ArrayList<>());
         List<KeycloakNode> nodes = cluster.nodes();
         shutdown(inParallel(i -> i < count, i -> {

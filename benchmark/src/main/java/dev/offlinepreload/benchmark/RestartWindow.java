@@ -23,7 +23,6 @@ import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Realm;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import dev.offlinepreload.testsuite.keycloak.OidcClient;
-import dev.offlinepreload.testsuite.keycloak.TestRealm;
 
 /**
  * Phase {@code window}, the restart window: 3 nodes restarted together, then, from the moment all are ready, an
@@ -34,8 +33,6 @@ import dev.offlinepreload.testsuite.keycloak.TestRealm;
  */
 final class RestartWindow {
 
-    private static final int NODES = 3;
-    private static final int USERS = 1000;
     private static final String REALM = "window";
     private static final String CLIENT = "app-1";
     private static final int WINDOW_SECONDS = 10;
@@ -68,21 +65,12 @@ final class RestartWindow {
     }
 
     private void measure(String setup, String image) {
-        int maxCount = settings.windowSessions() * 5 / 4;
-        KeycloakCluster.Builder builder = KeycloakCluster.builder("benchmark-window-" + (image == null ? "ours" : "stock"))
-                .nodes(NODES).sharedBuffers(settings.sharedBuffers()).heap("-Xms2g -Xmx2g")
-                .env("KC_LOG_LEVEL", "INFO")
-                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
-                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__EXPECTED_CLUSTER_SIZE", Integer.toString(NODES));
-        if (image != null) {
-            builder.keycloakImage(image);
-        }
-        try (KeycloakCluster cluster = builder.build().start()) {
+        try (KeycloakCluster cluster = RefreshLatency.cluster("benchmark-window", settings.windowSessions(), settings, image)
+                .build().start()) {
             List<String> tokens;
             try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
-                Realm realm = seeder.createRealm(cluster.node(1), REALM, 1, USERS);
-                tokens = login(cluster, realm, settings.windowTokens());
+                Realm realm = seeder.createRealm(cluster.node(1), REALM, 1, RefreshLatency.USERS);
+                tokens = RefreshLatency.login(cluster, realm, settings.windowTokens());
                 seeder.seed(realm, SeedShape.simple(settings.windowSessions() - settings.windowTokens()));
             }
             if (image != null) {
@@ -141,38 +129,12 @@ final class RestartWindow {
         }
     }
 
-    private static List<String> login(KeycloakCluster cluster, Realm realm, int count) {
-        List<String> tokens = Collections.synchronizedList(new ArrayList<>());
-        List<KeycloakNode> nodes = cluster.nodes();
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        for (int i = 0; i < count; i++) {
-            int n = i;
-            pool.submit(() -> {
-                OidcClient.TokenResponse login = new OidcClient(nodes.get(n % nodes.size()), realm.name(), CLIENT)
-                        .offlineLogin(TestRealm.username(n % USERS + 1), "password");
-                if (login.status() == 200) {
-                    tokens.add(login.refreshToken());
-                }
-            });
-        }
-        pool.shutdown();
-        try {
-            pool.awaitTermination(30, TimeUnit.MINUTES);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (tokens.size() != count) {
-            throw new IllegalStateException("only " + tokens.size() + " of " + count + " logins succeeded");
-        }
-        return new ArrayList<>(tokens);
-    }
-
     /** The table: one row per 10-s window, p50 / p99 / max (ms) and errors per setup, side by side. */
     String table() {
         StringBuilder out = new StringBuilder();
         out.append(String.format(Locale.ROOT, "Restart window: %d nodes, %d sessions, %d real offline tokens, %d refreshes/s "
                 + "for %d s from ready (open model: latency from each request's scheduled start)%n%n",
-                NODES, settings.windowSessions(), settings.windowTokens(), perSecond, seconds));
+                RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), perSecond, seconds));
         out.append("| window after ready |");
         runs.forEach(r -> out.append(' ').append(r.setup()).append(": p50 / p99 / max ms, errors |"));
         out.append("\n|---|").append("---|".repeat(runs.size())).append('\n');
