@@ -72,8 +72,9 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
                     infinispan.getCache(InfinispanConnectionProvider.OFFLINE_CLIENT_SESSION_CACHE_NAME));
             String schema = factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa
                     ? jpa.getSchema() : null;
-            String database = em(session).unwrap(Session.class).doReturningWork(c -> c.getMetaData().getDatabaseProductName());
-            return new KeycloakSessionStore(factory, providerId, caches, new SessionQueries(schema, "PostgreSQL".equals(database), statementTimeout),
+            SessionQueries queries = em(session).unwrap(Session.class).doReturningWork(c -> new SessionQueries(schema,
+                    "PostgreSQL".equals(c.getMetaData().getDatabaseProductName()), statementTimeout, c.getMetaData().getDriverName()));
+            return new KeycloakSessionStore(factory, providerId, caches, queries,
                     infinispan.getNodeInfo().nodeName());
         });
     }

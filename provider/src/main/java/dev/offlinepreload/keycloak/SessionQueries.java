@@ -59,6 +59,7 @@ final class SessionQueries {
 
     private final boolean dataAsBytes;
     private final int timeoutSeconds;
+    private final int fetchSize;
     private final String keys;
     private final String candidates;
     private final String userSessions;
@@ -86,9 +87,11 @@ final class SessionQueries {
      * @param schema      Keycloak's database schema ({@code db-schema}), or null for the connection's default
      * @param dataAsBytes whether DATA is read as the driver's unconverted UTF-8 bytes (PostgreSQL) instead of a string
      * @param timeout     longest a statement may take, or wait for the database ({@code database-timeout-seconds})
+     * @param driverName  the JDBC driver's name: MySQL Connector/J streams only row by row
      */
-    SessionQueries(String schema, boolean dataAsBytes, Duration timeout) {
+    SessionQueries(String schema, boolean dataAsBytes, Duration timeout, String driverName) {
         this.dataAsBytes = dataAsBytes;
+        this.fetchSize = driverName.startsWith("MySQL Connector") ? Integer.MIN_VALUE : FETCH_SIZE;
         this.timeoutSeconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE / 1000 - READ_TIMEOUT_MARGIN_MILLIS, timeout.toSeconds()));
         String prefix = schema == null || schema.isBlank() ? "" : schema + ".";
         String userTable = prefix + "OFFLINE_USER_SESSION";
@@ -214,11 +217,6 @@ final class SessionQueries {
         return list(em, sql, params, rs -> rs.getLong(1)).get(0);
     }
 
-    /** {@value #FETCH_SIZE} rows per round trip; MySQL Connector/J streams only row by row. */
-    private static int fetchSize(Connection connection) throws SQLException {
-        return connection.getMetaData().getDriverName().startsWith("MySQL Connector") ? Integer.MIN_VALUE : FETCH_SIZE;
-    }
-
     static String clientSessionKey(String userSessionId, String clientId) {
         return userSessionId + "/" + clientId;
     }
@@ -317,7 +315,7 @@ final class SessionQueries {
                            Consumer<? super T> sink) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setQueryTimeout(timeoutSeconds);
-            statement.setFetchSize(fetchSize(connection));
+            statement.setFetchSize(fetchSize);
             for (int i = 0; i < params.size(); i++) {
                 statement.setObject(i + 1, params.get(i));
             }

@@ -226,7 +226,7 @@ class ClusteredOfflineCachesTest {
                     new ImportedSession(deleted, List.of("app-1", "app-2")), new ImportedSession(theirs, List.of()));
             Batch batch = new Batch(List.of(deleted, kept, theirs), false);
 
-            int removed = DeletedSessionSweep.sweep(entityManager(db), new SessionQueries(null, false, Duration.ofSeconds(10)), caches, batch, imported);
+            int removed = DeletedSessionSweep.sweep(entityManager(db), new SessionQueries(null, false, Duration.ofSeconds(10), "H2 JDBC Driver"), caches, batch, imported);
 
             assertThat(removed).as("'deleted', kept's app-2 and 'theirs'").isEqualTo(3);
         }
