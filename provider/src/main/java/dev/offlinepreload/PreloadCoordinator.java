@@ -198,7 +198,12 @@ public final class PreloadCoordinator implements AutoCloseable {
                 CapacityAdvice capacity = awaitCount(counted);
                 return capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity();
             }, config.batchSize());
-            plan = retry.call("reading the session ids", () -> planner.plan(store::forEachKey, store::forEachCandidate));
+            plan = retry.call("reading the session ids", () -> planner.plan(store::forEachKey, store::forEachCandidate,
+                    recent -> {
+                        if (!config.hotWindow().isZero()) {
+                            store.forEachRecent(config.hotWindow(), recent);
+                        }
+                    }));
         } catch (ShutDown e) {
             return PassOutcome.SHUT_DOWN;
         } catch (Retry.GaveUp e) {

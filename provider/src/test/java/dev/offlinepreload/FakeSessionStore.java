@@ -1,5 +1,6 @@
 package dev.offlinepreload;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -199,6 +200,19 @@ final class FakeSessionStore implements SessionStore {
         planningThreads.add(Thread.currentThread());
         failIfDown();
         database.forEach((id, lastRefresh) -> sink.accept(new Candidate(id, lastRefresh)));
+    }
+
+    /** Sessions refreshed at or after this are the hot tier ({@link #forEachRecent}); by default none. */
+    volatile int hotSince = Integer.MAX_VALUE;
+
+    @Override
+    public void forEachRecent(Duration window, Consumer<Candidate> sink) {
+        failIfDown();
+        database.forEach((id, lastRefresh) -> {
+            if (lastRefresh >= hotSince) {
+                sink.accept(new Candidate(id, lastRefresh));
+            }
+        });
     }
 
     @Override

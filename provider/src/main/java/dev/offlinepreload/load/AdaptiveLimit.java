@@ -3,24 +3,34 @@ package dev.offlinepreload.load;
 import java.util.Locale;
 
 /**
- * How much of the node the loader takes, in workers: an AIMD limit driven by what live requests see. It never counts
- * its own contention against itself when nothing else runs: with no request at work it doubles up to every worker
- * (a load on an idle node runs at full speed); with requests at work and threads waiting for a CPU it halves, down to
- * a floor of one worker for {@value #FLOOR} of the time, so every load finishes; with requests at work and CPUs free
- * it climbs back slowly. Below 1 the limit is one worker's share of the time. Pure logic, fed by {@link LoadGovernor}.
+ * How much of the node the loader takes, in workers: an AIMD limit driven by what live requests see, so that the
+ * load only takes CPU nobody is waiting for. With no request at work it doubles up to every worker (a load on an idle
+ * node runs at full speed: its own contention is nobody's loss); with requests at work and threads waiting for a CPU
+ * it stops at once (0 workers), because on a saturated node every core-second the load takes is one a request waits
+ * for; with requests at work and CPUs free it climbs back slowly. Only after the node has been saturated without a
+ * break for {@link #PATIENCE_TICKS} ticks does it keep a floor, one worker {@value #FLOOR} of the time, so that a load
+ * on a node that is never idle still finishes. Below 1 the limit is one worker's share of the time. Pure logic, fed
+ * by {@link LoadGovernor}.
  */
 public final class AdaptiveLimit {
 
-    /** The least share the loader keeps: one worker, this share of the time. */
-    public static final double FLOOR = 0.05;
+    /** The least share the loader keeps once the node has been saturated for the patience: one worker, this share of the time. */
+    public static final double FLOOR = 0.02;
+    /** How often the limit is updated. */
+    static final int TICK_MILLIS = 100;
+    /** Ticks of saturation without a break before the floor applies: a minute. */
+    static final int PATIENCE_TICKS = 60_000 / TICK_MILLIS;
     /** Fewer request threads at work than this, on average over a tick, count as none. */
     static final double IDLE_REQUESTS = 0.05;
     /** Mean scheduling delay (ms, over a tick) above which requests are taken to wait for a CPU. */
     static final double LATE_MILLIS = 2.0;
+    /** The climb per tick with requests at work and CPUs free: this share below one worker, a quarter worker above. */
+    static final double CLIMB = 0.05;
 
     private final double max;
     private final boolean adaptive;
     private double limit;
+    private int saturatedTicks;
     private String reason;
 
     /**
@@ -30,7 +40,8 @@ public final class AdaptiveLimit {
     public AdaptiveLimit(int workers, boolean adaptive) {
         this.max = workers;
         this.adaptive = adaptive;
-        this.limit = adaptive ? Math.min(1, max) : max;
+        // Adaptive, nothing runs until the first tick has looked at the node.
+        this.limit = adaptive ? 0 : max;
         this.reason = adaptive ? "starting" : "adaptive-load=false";
     }
 
@@ -45,13 +56,17 @@ public final class AdaptiveLimit {
             return limit;
         }
         if (busyRequests < IDLE_REQUESTS) {
+            saturatedTicks = 0;
             limit = Math.min(max, limit < 1 ? 1 : limit * 2);
             reason = "no request at work";
         } else if (lateMillis > LATE_MILLIS) {
-            limit = Math.max(FLOOR, limit / 2);
-            reason = String.format(Locale.ROOT, "%.1f requests at work, threads %.1f ms late for a CPU", busyRequests, lateMillis);
+            saturatedTicks++;
+            limit = saturatedTicks >= PATIENCE_TICKS ? Math.min(FLOOR, max) : 0;
+            reason = String.format(Locale.ROOT, "%.1f requests at work, threads %.1f ms late for a CPU%s", busyRequests,
+                    lateMillis, limit > 0 ? ", saturated for " + saturatedTicks * TICK_MILLIS / 1000 + " s" : "");
         } else {
-            limit = Math.min(max, limit + (limit < 1 ? FLOOR : 0.25));
+            saturatedTicks = 0;
+            limit = Math.min(max, limit + (limit < 1 ? CLIMB : 0.25));
             reason = String.format(Locale.ROOT, "%.1f requests at work, CPUs free", busyRequests);
         }
         return limit;

@@ -8,14 +8,14 @@ import java.util.function.IntSupplier;
 /**
  * Runs an {@link AdaptiveLimit} while a node loads: a daemon thread sleeps {@value #SAMPLE_MILLIS} ms at a time,
  * measuring how late it wakes (the scheduling delay every thread of the node sees, requests included) and counting
- * Keycloak's request threads at work; every {@value #SAMPLES_PER_TICK} samples it updates the limit. Workers ask
+ * Keycloak's request threads at work; every {@link AdaptiveLimit#TICK_MILLIS} ms it updates the limit. Workers ask
  * before each batch whether they may run ({@link #awaitTurn}) and, below one worker, rest after it ({@link #rest}).
  * Its own cost: one wake-up every 25 ms.
  */
 public final class LoadGovernor implements AutoCloseable {
 
     static final int SAMPLE_MILLIS = 25;
-    static final int SAMPLES_PER_TICK = 10;
+    static final int SAMPLES_PER_TICK = AdaptiveLimit.TICK_MILLIS / SAMPLE_MILLIS;
     /** How often an idle worker looks whether the limit lets it run again. */
     private static final long IDLE_WORKER_MILLIS = 50;
     /** Longest single rest, so that a rising limit or a stop is seen soon. */
@@ -71,19 +71,20 @@ public final class LoadGovernor implements AutoCloseable {
         }
     }
 
-    /** Workers the limit lets run now: at least one. */
+    /** Workers the limit lets run now: none at 0 (paused), otherwise at least one. */
     static int activeWorkers(double limit) {
-        return Math.max(1, (int) Math.round(limit));
+        return limit <= 0 ? 0 : Math.max(1, (int) Math.round(limit));
     }
 
     /**
-     * Waits until worker {@code worker} (1-based) may run a batch.
+     * Waits until worker {@code worker} (1-based) may run a batch. A recently refreshed batch ({@code hot}) always
+     * runs on the first worker, whatever the limit: loading it is cheaper than the lazy loads it saves the requests.
      *
      * @return false if {@code stop} said so meanwhile
      */
-    public boolean awaitTurn(int worker, BooleanSupplier stop) throws InterruptedException {
+    public boolean awaitTurn(int worker, BooleanSupplier hot, BooleanSupplier stop) throws InterruptedException {
         while (!stop.getAsBoolean()) {
-            if (worker <= activeWorkers(current)) {
+            if (worker <= activeWorkers(current) || worker == 1 && hot.getAsBoolean()) {
                 return true;
             }
             Thread.sleep(IDLE_WORKER_MILLIS);
@@ -97,8 +98,8 @@ public final class LoadGovernor implements AutoCloseable {
      */
     public void rest(long batchNanos, BooleanSupplier stop) throws InterruptedException {
         double share = current;
-        if (share >= 1) {
-            return;
+        if (share >= 1 || share <= 0) {
+            return; // at 0 the next awaitTurn waits
         }
         long until = System.nanoTime() + (long) (batchNanos * (1 - share) / share);
         for (long left = until - System.nanoTime(); left > 0 && current < 1 && !stop.getAsBoolean();

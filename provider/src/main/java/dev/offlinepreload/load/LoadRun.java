@@ -91,10 +91,14 @@ public final class LoadRun {
             List<Future<?>> futures = new ArrayList<>();
             // A worker the governor holds back ends too once nothing is left for it.
             BooleanSupplier over = () -> stopped() || next.get() >= batches.size() || capacityReached.get() == 1;
+            BooleanSupplier hotNext = () -> {
+                int index = next.get();
+                return index < batches.size() && batches.get(index).hot();
+            };
             for (int w = 0; w < threads; w++) {
                 int worker = w + 1;
                 futures.add(pool.submit(() -> {
-                    while (governor.awaitTurn(worker, over)) {
+                    while (governor.awaitTurn(worker, hotNext, over)) {
                         if (stats.clientSessions() >= clientSessionLimit) {
                             capacityReached.set(1);
                             return null;
@@ -107,7 +111,9 @@ public final class LoadRun {
                         rate.acquire(batch.size());
                         long started = System.nanoTime();
                         BatchResult result = attempt(batch, stats);
-                        governor.rest(System.nanoTime() - started, this::stopped);
+                        if (!batch.hot()) {
+                            governor.rest(System.nanoTime() - started, this::stopped);
+                        }
                         if (result != null) {
                             stats.add(result);
                             result.skipped().forEach(skipLog::skipped);

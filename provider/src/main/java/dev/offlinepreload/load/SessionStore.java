@@ -1,5 +1,6 @@
 package dev.offlinepreload.load;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -72,6 +73,12 @@ public interface SessionStore {
      * (the order in which key ranges are read).
      */
     void forEachCandidate(Consumer<Candidate> sink);
+
+    /**
+     * Streams every offline session refreshed within {@code window} before now (and not expired), in no particular
+     * order: the hot tier, read through an index on the last refresh, per realm.
+     */
+    void forEachRecent(Duration window, Consumer<Candidate> sink);
 
     /**
      * Counts the offline sessions that have not expired by their realm's idle timeout, with their client sessions:

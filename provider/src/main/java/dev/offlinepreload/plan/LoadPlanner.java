@@ -2,7 +2,9 @@ package dev.offlinepreload.plan;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -14,7 +16,9 @@ import java.util.function.Predicate;
  * those its caches already hold whole. Memory stays bounded by the limit, however many sessions the database holds:
  * a min-heap keeps only the most recent {@code limit} owned candidates.
  * <p>
- * The kept sessions are cut, in key order, into batches of {@code batchSize}. A batch is read as a key range when
+ * What traffic needs first is loaded first: the kept sessions refreshed most recently (the hot tier, streamed by
+ * {@code recent}) come first, by id, most recent first; they are the likeliest to be refreshed again soon.
+ * The rest (the long tail) is cut, in key order, into batches of {@code batchSize}. A batch is read as a key range when
  * the range holds at most {@link #RANGE_SPREAD} times as many candidates as the batch (the usual case: one node, or
  * a few nodes whose capacity covers what they own), otherwise by id (many nodes, or capacity far below what the
  * node owns), so a range never reads many rows only to drop them.
@@ -28,8 +32,9 @@ public final class LoadPlanner {
     private record Ranked(Candidate candidate, long position) {
     }
 
-    private static final Comparator<Ranked> OLDEST_FIRST = Comparator.comparingInt((Ranked r) -> r.candidate().lastRefresh())
-            .thenComparing(r -> r.candidate().id());
+    private static final Comparator<Candidate> OLDER_FIRST = Comparator.comparingInt(Candidate::lastRefresh)
+            .thenComparing(Candidate::id);
+    private static final Comparator<Ranked> OLDEST_FIRST = Comparator.comparing(Ranked::candidate, OLDER_FIRST);
 
     private final Predicate<String> owned;
     private final Predicate<String> cached;
@@ -70,6 +75,17 @@ public final class LoadPlanner {
      * @param candidates calls its consumer once per non-expired candidate with its last refresh, in key order
      */
     public LoadPlan plan(Consumer<Consumer<String>> keys, Consumer<Consumer<Candidate>> candidates) {
+        return plan(keys, candidates, none -> { });
+    }
+
+    /**
+     * {@link #plan(Consumer, Consumer)}, with a hot tier loaded first.
+     *
+     * @param recent calls its consumer once per session refreshed within the hot window (any order); of those this
+     *               node owns, at most the ceiling's most recent are kept
+     */
+    public LoadPlan plan(Consumer<Consumer<String>> keys, Consumer<Consumer<Candidate>> candidates,
+                         Consumer<Consumer<Candidate>> recent) {
         List<Ranked> owned = new ArrayList<>();
         long[] seen = {0};
         boolean[] overCeiling = {false};
@@ -84,16 +100,37 @@ public final class LoadPlanner {
                 }
             }
         });
+        Map<String, Integer> hot = hot(recent);
         long limit = this.limit.getAsLong();
-        return overCeiling[0] || owned.size() > limit ? plan(candidates, limit) : plan(owned, seen[0], owned.size(), 0, limit);
+        return overCeiling[0] || owned.size() > limit ? plan(candidates, limit, hot)
+                : plan(owned, seen[0], owned.size(), 0, limit, hot);
     }
 
     /** @param source calls its consumer once per candidate, in the database's key order (a database stream) */
     public LoadPlan plan(Consumer<Consumer<Candidate>> source) {
-        return plan(source, limit.getAsLong());
+        return plan(source, limit.getAsLong(), Map.of());
     }
 
-    private LoadPlan plan(Consumer<Consumer<Candidate>> source, long limit) {
+    /** The owned sessions of the hot window, at most the ceiling's most recent: their last refresh by id. */
+    private Map<String, Integer> hot(Consumer<Consumer<Candidate>> recent) {
+        PriorityQueue<Candidate> mostRecent = new PriorityQueue<>(OLDER_FIRST);
+        recent.accept(candidate -> {
+            if (ceiling <= 0 || !owned.test(candidate.id())) {
+                return;
+            }
+            if (mostRecent.size() < ceiling) {
+                mostRecent.add(candidate);
+            } else if (OLDER_FIRST.compare(candidate, mostRecent.peek()) > 0) {
+                mostRecent.poll();
+                mostRecent.add(candidate);
+            }
+        });
+        Map<String, Integer> hot = new HashMap<>(mostRecent.size() * 4 / 3 + 1);
+        mostRecent.forEach(c -> hot.put(c.id(), c.lastRefresh()));
+        return hot;
+    }
+
+    private LoadPlan plan(Consumer<Consumer<Candidate>> source, long limit, Map<String, Integer> hot) {
         PriorityQueue<Ranked> mostRecent = new PriorityQueue<>(OLDEST_FIRST);
         long[] seen = {0};
         long[] ownedCount = {0};
@@ -116,21 +153,33 @@ public final class LoadPlanner {
         });
         List<Ranked> kept = new ArrayList<>(mostRecent);
         kept.sort(Comparator.comparingLong(Ranked::position));
-        return plan(kept, seen[0], ownedCount[0], ownedCount[0] - kept.size(), limit);
+        return plan(kept, seen[0], ownedCount[0], ownedCount[0] - kept.size(), limit, hot);
     }
 
     /** @param kept the owned sessions within the limit, in key order */
-    private LoadPlan plan(List<Ranked> kept, long seen, long ownedCount, long overCapacity, long limit) {
-        List<Ranked> toLoad = new ArrayList<>(kept.size());
+    private LoadPlan plan(List<Ranked> kept, long seen, long ownedCount, long overCapacity, long limit,
+                          Map<String, Integer> hot) {
+        List<Candidate> hotToLoad = new ArrayList<>();
+        List<Ranked> tail = new ArrayList<>(kept.size());
         long alreadyCached = 0;
         for (Ranked r : kept) {
-            if (cached.test(r.candidate().id())) {
+            String id = r.candidate().id();
+            if (cached.test(id)) {
                 alreadyCached++;
+            } else if (hot.containsKey(id)) {
+                hotToLoad.add(new Candidate(id, hot.get(id)));
             } else {
-                toLoad.add(r);
+                tail.add(r);
             }
         }
-        return new LoadPlan(batches(toLoad), seen, ownedCount, alreadyCached, overCapacity, limit);
+        hotToLoad.sort(OLDER_FIRST.reversed());
+        List<Batch> batches = new ArrayList<>(kept.size() / batchSize + 2);
+        for (int from = 0; from < hotToLoad.size(); from += batchSize) {
+            batches.add(new Batch(hotToLoad.subList(from, Math.min(hotToLoad.size(), from + batchSize)).stream()
+                    .map(Candidate::id).toList(), false, true));
+        }
+        batches.addAll(batches(tail));
+        return new LoadPlan(batches, seen, ownedCount, alreadyCached, overCapacity, limit, hotToLoad.size());
     }
 
     private List<Batch> batches(List<Ranked> toLoad) {

@@ -28,10 +28,10 @@ public final class ProgressLog implements LoadRun.SkipLog {
 
     public void started(LoadPlan plan, String settings) {
         long ranges = plan.batches().stream().filter(b -> b.range()).count();
-        log.infof("Offline session preload on %s: loading %d sessions (%d in the database, %d owned by "
-                        + "this node, %d already cached, %d over this node's limit of %d) in %d batches (%d key ranges, "
-                        + "%d id lists); %s",
-                node, plan.toLoad(), plan.seen(), plan.owned(), plan.alreadyCached(), plan.overCapacity(),
+        log.infof("Offline session preload on %s: loading %d sessions (%d recently refreshed first; %d in the database, "
+                        + "%d owned by this node, %d already cached, %d over this node's limit of %d) in %d batches (%d key "
+                        + "ranges, %d id lists); %s",
+                node, plan.toLoad(), plan.hot(), plan.seen(), plan.owned(), plan.alreadyCached(), plan.overCapacity(),
                 plan.limit(), plan.batches().size(), ranges, plan.batches().size() - ranges, settings);
     }
 

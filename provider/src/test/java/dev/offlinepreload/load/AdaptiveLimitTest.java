@@ -13,9 +13,11 @@ class AdaptiveLimitTest {
     private static final double ON_TIME = 0.1;
 
     @Test
-    void withNoRequestAtWorkItRunsEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
+    void nothingRunsBeforeTheFirstLookThenWithNoRequestAtWorkEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        assertThat(limit.limit()).as("starts at one worker").isEqualTo(1);
+        assertThat(limit.limit()).as("paused until the first tick").isZero();
+        limit.update(IDLE, LATE);
+        assertThat(limit.limit()).isEqualTo(1);
         limit.update(IDLE, LATE);
         limit.update(IDLE, LATE);
         assertThat(limit.limit()).isEqualTo(4);
@@ -23,28 +25,42 @@ class AdaptiveLimitTest {
     }
 
     @Test
-    void requestsWaitingForACpuHalveItDownToTheFloorWhichItKeeps() {
+    void requestsWaitingForACpuStopItAtOnce() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         limit.update(IDLE, ON_TIME);
         limit.update(IDLE, ON_TIME);
+        limit.update(IDLE, ON_TIME);
+        assertThat(limit.limit()).isEqualTo(4);
         limit.update(BUSY, LATE);
-        assertThat(limit.limit()).isEqualTo(2);
-        for (int i = 0; i < 20; i++) {
+        assertThat(limit.limit()).isZero();
+        assertThat(limit.describe()).contains("load limit 0.00 of 4 workers (2.0 requests at work, threads 10.0 ms late for a CPU)");
+    }
+
+    @Test
+    void onlyAfterAMinuteOfSaturationWithoutABreakDoesItKeepTheFloorSoThatEveryLoadFinishes() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        for (int i = 1; i < AdaptiveLimit.PATIENCE_TICKS; i++) {
             limit.update(BUSY, LATE);
         }
-        assertThat(limit.limit()).as("every load finishes").isEqualTo(AdaptiveLimit.FLOOR);
-        assertThat(limit.describe()).contains("2.0 requests at work, threads 10.0 ms late for a CPU");
+        assertThat(limit.limit()).isZero();
+        limit.update(BUSY, LATE);
+        assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
+        assertThat(limit.describe()).contains("saturated for 60 s");
+
+        limit.update(BUSY, ON_TIME); // a break: the patience starts over
+        for (int i = 0; i < 10; i++) {
+            limit.update(BUSY, LATE);
+        }
+        assertThat(limit.limit()).isZero();
     }
 
     @Test
     void withRequestsAtWorkAndCpusFreeItClimbsBackSlowly() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        for (int i = 0; i < 20; i++) {
-            limit.update(BUSY, LATE);
-        }
+        limit.update(BUSY, LATE);
         limit.update(BUSY, ON_TIME);
-        assertThat(limit.limit()).isEqualTo(2 * AdaptiveLimit.FLOOR, offset(1e-9));
-        for (int i = 0; i < 18; i++) {
+        assertThat(limit.limit()).isEqualTo(AdaptiveLimit.CLIMB, offset(1e-9));
+        for (int i = 0; i < 19; i++) {
             limit.update(BUSY, ON_TIME);
         }
         assertThat(limit.limit()).isEqualTo(1, offset(1e-9));
@@ -57,6 +73,7 @@ class AdaptiveLimitTest {
     @Test
     void switchedOffItIsAlwaysEveryWorker() {
         AdaptiveLimit limit = new AdaptiveLimit(4, false);
+        assertThat(limit.limit()).isEqualTo(4);
         limit.update(BUSY, LATE);
         assertThat(limit.limit()).isEqualTo(4);
         assertThat(limit.describe()).contains("adaptive-load=false");

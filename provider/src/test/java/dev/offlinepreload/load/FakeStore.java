@@ -1,5 +1,6 @@
 package dev.offlinepreload.load;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -92,6 +93,11 @@ class FakeStore implements SessionStore {
     @Override
     public void forEachCandidate(Consumer<Candidate> sink) {
         database.stream().sorted().forEach(id -> sink.accept(new Candidate(id, 1)));
+    }
+
+    @Override
+    public void forEachRecent(Duration window, Consumer<Candidate> sink) {
+        // no hot tier: the tests here are about the run, not the order
     }
 
     @Override

@@ -67,7 +67,7 @@ class LoadRunTest {
     @Test
     void atALimitBelowOneWorkerOnlyOneWorkerLoadsAndTheLoadStillCompletes() throws Exception {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        for (int tick = 0; tick < 10; tick++) {
+        for (int tick = 0; tick < AdaptiveLimit.PATIENCE_TICKS; tick++) {
             limit.update(3, 10); // requests at work, threads 10 ms late for a CPU
         }
         assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
@@ -77,6 +77,42 @@ class LoadRunTest {
 
         assertThat(outcome).isEqualTo(LoadRun.Outcome.COMPLETE);
         assertThat(store.cache).hasSize(50);
+        assertThat(store.importingThreads).as("one of the four workers").hasSize(1);
+    }
+
+    @Test
+    void pausedItStillLoadsTheHotBatchesOnOneWorkerAndNothingOfTheTail() throws Exception {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        limit.update(3, 10); // requests at work, threads late: paused
+        assertThat(limit.limit()).isZero();
+        List<Batch> batches = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            store.database.add("s" + i);
+        }
+        batches.add(new Batch(List.of("s5", "s3"), false, true));
+        batches.add(new Batch(List.of("s1"), false, true));
+        batches.add(new Batch(List.of("s0", "s2"), true));
+        batches.add(new Batch(List.of("s4"), true));
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread stopper = new Thread(() -> {
+            while (store.cache.size() < 3) {
+                Thread.onSpinWait();
+            }
+            try {
+                Thread.sleep(300); // long enough for a tail batch to start if the pause let one through
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            stop.set(true);
+        });
+        stopper.start();
+
+        LoadRun.Outcome outcome = run(4, SECOND, stop, new RateLimit(0, System::nanoTime),
+                new LoadGovernor(limit, () -> 3, l -> { })).run(batches, Long.MAX_VALUE, stats);
+        stopper.join();
+
+        assertThat(outcome).isEqualTo(LoadRun.Outcome.STOPPED);
+        assertThat(store.cache).containsExactlyInAnyOrder("s5", "s3", "s1");
         assertThat(store.importingThreads).as("one of the four workers").hasSize(1);
     }
 

@@ -147,4 +147,37 @@ class LoadPlannerTest {
         assertThat(ids(plan)).containsExactly("s7", "s8", "s9");
         assertThat(plan.overCapacity()).isEqualTo(7);
     }
+
+    @Test
+    void theHotTierComesFirstMostRecentFirstByIdThenTheTailInKeyOrder() {
+        LoadPlanner planner = new LoadPlanner(id -> !id.equals("s8"), id -> id.equals("s4"), 100, 2);
+        LoadPlan plan = planner.plan(sink -> IntStream.range(0, 10).forEach(i -> sink.accept("s" + i)), sessions(10),
+                sink -> {
+                    sink.accept(new Candidate("s2", 90));
+                    sink.accept(new Candidate("s8", 99)); // another node's
+                    sink.accept(new Candidate("s4", 95)); // cached whole already
+                    sink.accept(new Candidate("s7", 50));
+                    sink.accept(new Candidate("s5", 70));
+                });
+        assertThat(ids(plan)).containsExactly("s2", "s5", "s7", "s0", "s1", "s3", "s6", "s9");
+        assertThat(plan.hot()).isEqualTo(3);
+        assertThat(plan.batches().subList(0, 2)).allSatisfy(b -> {
+            assertThat(b.hot()).isTrue();
+            assertThat(b.range()).isFalse();
+        });
+        assertThat(plan.batches().subList(2, plan.batches().size())).noneMatch(Batch::hot);
+        assertThat(plan.alreadyCached()).isEqualTo(1);
+    }
+
+    @Test
+    void theHotTierIsBoundedByTheCeilingKeepingTheMostRecent() {
+        LoadPlanner planner = new LoadPlanner(id -> true, id -> false, 2, 10);
+        LoadPlan plan = planner.plan(sink -> List.of("s0", "s1").forEach(sink), sessions(2), sink -> {
+            sink.accept(new Candidate("s0", 10));
+            sink.accept(new Candidate("x", 30)); // in the window, gone from the key stream since: not planned
+            sink.accept(new Candidate("s1", 20));
+        });
+        assertThat(ids(plan)).containsExactly("s1", "s0");
+        assertThat(plan.hot()).as("x took a place of the hot window but is no session to load").isEqualTo(1);
+    }
 }
