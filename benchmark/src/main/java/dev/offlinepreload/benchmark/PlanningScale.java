@@ -42,9 +42,9 @@ final class PlanningScale {
     static final String CANDIDATES_SQL = "SELECT USER_SESSION_ID, LAST_SESSION_REFRESH, REALM_ID FROM OFFLINE_USER_SESSION"
             + " WHERE OFFLINE_FLAG = '1' AND LAST_SESSION_REFRESH >= 0 ORDER BY USER_SESSION_ID";
     /** pg_stat_statements' normalised text of the provider's statements. */
-    private static final String KEYS_STATEMENT = "SELECT USER_SESSION_ID FROM OFFLINE_USER_SESSION WHERE OFFLINE_FLAG = $1 ORDER BY USER_SESSION_ID";
-    private static final String CANDIDATES_STATEMENT = "SELECT USER_SESSION_ID, LAST_SESSION_REFRESH, REALM_ID FROM OFFLINE_USER_SESSION%";
-    private static final String COUNT_STATEMENTS = "SELECT COUNT(%";
+    private static final String KEYS_STATEMENT = "%SELECT USER_SESSION_ID FROM OFFLINE_USER_SESSION WHERE OFFLINE_FLAG = $1 ORDER BY USER_SESSION_ID";
+    private static final String CANDIDATES_STATEMENT = "%SELECT USER_SESSION_ID, LAST_SESSION_REFRESH, REALM_ID FROM OFFLINE_USER_SESSION%";
+    private static final String COUNT_STATEMENTS = "%SELECT COUNT(%";
 
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final String RANKED = "dev.offlinepreload.plan.LoadPlanner$Ranked";

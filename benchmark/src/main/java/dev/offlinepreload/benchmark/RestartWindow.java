@@ -28,8 +28,11 @@ import dev.offlinepreload.testsuite.keycloak.OidcClient;
  * Phase {@code window}, the restart window: 3 nodes restarted together, then, from the moment all are ready, an
  * open-model load of token refreshes (each request starts on its schedule, whatever the others do, and its latency
  * counts from that scheduled start: no coordinated omission), spread round-robin over the nodes and over real offline
- * tokens. Per 10-second window: p50, p99, max and errors, for stock Keycloak 26.7.4, this provider at its defaults and
- * with adaptive-load=false, side by side; with the provider, when every node had finished its load.
+ * tokens. Per 10-second window: p50, p99, max and errors, for each of {@code --window-setups} (stock Keycloak 26.7.4,
+ * this provider at its defaults, and with adaptive-load=false) side by side, in each of {@code --window-modes}
+ * (persistent sessions, Keycloak's default, and volatile); per setup also the database's CPU over the window, the
+ * session-row SELECTs Keycloak ran per refresh (the loader's statements, tagged, are not counted) and when every node
+ * had finished its load.
  */
 final class RestartWindow {
 
@@ -44,13 +47,17 @@ final class RestartWindow {
     }
 
     /** One setup's window. */
-    private record Run(String setup, List<Sample> samples, double loadedSeconds) {
+    private record Run(String setup, List<Sample> samples, double loadedSeconds, double databaseCpuSeconds,
+                       double selectsPerRefresh) {
     }
+
+    private static final String VOLATILE = "--features-disabled=persistent-user-sessions";
 
     private final Settings settings;
     private final int perSecond;
     private final int seconds;
     private final List<Run> runs = new ArrayList<>();
+    private final StringBuilder tables = new StringBuilder();
 
     RestartWindow(Settings settings) {
         this.settings = settings;
@@ -59,32 +66,52 @@ final class RestartWindow {
     }
 
     void run() {
-        measure(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), ""));
-        measure(RefreshLatency.OURS, null);
+        for (String mode : settings.windowModes()) {
+            String build = mode.equals("volatile") ? VOLATILE : "";
+            runs.clear();
+            if (settings.windowSetups().contains("stock")) {
+                measure(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), build), build);
+            }
+            if (settings.windowSetups().contains("defaults") || settings.windowSetups().contains("uncapped")) {
+                measure(RefreshLatency.OURS, null, build);
+            }
+            tables.append("### ").append(mode).append(" sessions\n\n").append(table()).append('\n');
+            Progress.say("%n%s", table());
+        }
         write();
     }
 
-    private void measure(String setup, String image) {
-        try (KeycloakCluster cluster = RefreshLatency.cluster("benchmark-window", settings.windowSessions(), settings, image)
-                .build().start()) {
+    private void measure(String setup, String image, String build) {
+        KeycloakCluster.Builder builder = RefreshLatency.cluster("benchmark-window", settings.windowSessions(), settings, image);
+        if (image == null) {
+            builder.buildOptions(build);
+        }
+        try (KeycloakCluster cluster = builder.build().start()) {
             List<String> tokens;
             try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
                 Realm realm = seeder.createRealm(cluster.node(1), REALM, 1, RefreshLatency.USERS);
                 tokens = RefreshLatency.login(cluster, realm, settings.windowTokens());
                 seeder.seed(realm, SeedShape.simple(settings.windowSessions() - settings.windowTokens()));
             }
+            Database db = new Database(cluster);
             if (image != null) {
-                runs.add(window(setup, cluster, tokens, false));
-            } else {
-                runs.add(window(setup + ", defaults (adaptive-load)", cluster, tokens, true));
+                runs.add(window(setup, cluster, db, tokens, false));
+                return;
+            }
+            if (settings.windowSetups().contains("defaults")) {
+                runs.add(window(setup + ", defaults", cluster, db, tokens, true));
+            }
+            if (settings.windowSetups().contains("uncapped")) {
                 cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, "false"));
-                runs.add(window(setup + ", adaptive-load=false", cluster, tokens, true));
+                runs.add(window(setup + ", adaptive-load=false", cluster, db, tokens, true));
             }
         }
     }
 
-    private Run window(String setup, KeycloakCluster cluster, List<String> tokens, boolean loads) {
+    private Run window(String setup, KeycloakCluster cluster, Database db, List<String> tokens, boolean loads) {
         cluster.restartAll();
+        db.resetStatements();
+        double cpuBefore = db.cpuSeconds();
         List<KeycloakNode> nodes = cluster.nodes();
         List<Sample> samples = Collections.synchronizedList(new ArrayList<>());
         ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
@@ -115,9 +142,11 @@ final class RestartWindow {
             Thread.currentThread().interrupt();
         }
         double loaded = loadedAt.get() < 0 ? Double.NaN : (loadedAt.get() - ready) / 1e9;
-        Run run = new Run(setup, List.copyOf(samples), loaded);
-        Progress.say("%s: %d refreshes due at %d/s for %d s, all loaded %.1f s after ready", setup, samples.size(),
-                perSecond, seconds, loaded);
+        Run run = new Run(setup, List.copyOf(samples), loaded, db.cpuSeconds() - cpuBefore,
+                db.sessionTableSelects() / Math.max(1, samples.size()));
+        Progress.say("%s: %d refreshes due at %d/s for %d s, all loaded %.1f s after ready, database %.1f CPU-s, "
+                + "%.2f session-row SELECTs per refresh", setup, samples.size(), perSecond, seconds, loaded,
+                run.databaseCpuSeconds(), run.selectsPerRefresh());
         return run;
     }
 
@@ -153,6 +182,10 @@ final class RestartWindow {
         out.append("\n| all nodes loaded after ready |");
         runs.forEach(r -> out.append(Double.isNaN(r.loadedSeconds()) ? " – |"
                 : String.format(Locale.ROOT, " %.1f s |", r.loadedSeconds())));
+        out.append("\n| database CPU over the window (loads included) |");
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.1f s |", r.databaseCpuSeconds())));
+        out.append("\n| Keycloak's session-row SELECTs per refresh |");
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.2f |", r.selectsPerRefresh())));
         return out.append('\n').toString();
     }
 
@@ -170,11 +203,9 @@ final class RestartWindow {
     }
 
     private void write() {
-        String table = table();
-        Progress.say("%n%s", table);
         try {
             Files.createDirectories(settings.out());
-            Files.writeString(settings.out().resolve("restart-window.md"), table);
+            Files.writeString(settings.out().resolve("restart-window.md"), tables);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

@@ -20,13 +20,15 @@ import java.util.Map;
  * {@code --planning-max-count} entries, default 1M); {@code window} only when asked ({@link RestartWindow}: a full
  * restart of 3 nodes holding {@code --window-sessions} (default 300,000) under {@code --window-rate} refreshes per
  * second (default 40) of {@code --window-tokens} real offline tokens (default 2,000) for {@code --window-seconds}
- * (default 120)).
+ * (default 120), in each of {@code --window-modes} (default persistent,volatile), for each of {@code --window-setups}
+ * (default stock,defaults,uncapped)).
  */
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
                 List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
                 List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
-                int windowTokens, int windowRate, int windowSeconds) {
+                int windowTokens, int windowRate, int windowSeconds, List<String> windowModes,
+                List<String> windowSetups) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -60,6 +62,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("window-tokens", "2000");
         options.put("window-rate", "40");
         options.put("window-seconds", "120");
+        options.put("window-modes", "persistent,volatile");
+        options.put("window-setups", "stock,defaults,uncapped");
         for (String arg : args) {
             if (arg.equals("--quick") || arg.isBlank()) {
                 continue;
@@ -83,7 +87,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 .filter(o -> !o.isEmpty()).toList(), ints(options.get("planning-sizes")),
                 Integer.parseInt(options.get("planning-max-count")), Integer.parseInt(options.get("window-sessions")),
                 Integer.parseInt(options.get("window-tokens")), Integer.parseInt(options.get("window-rate")),
-                Integer.parseInt(options.get("window-seconds")));
+                Integer.parseInt(options.get("window-seconds")), List.of(options.get("window-modes").split(",")),
+                List.of(options.get("window-setups").split(",")));
     }
 
     private static List<Integer> ints(String csv) {
