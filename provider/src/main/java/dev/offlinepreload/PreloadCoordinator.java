@@ -233,7 +233,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         LoadStats stats = new LoadStats(metrics.lifetime(), sampleEvery);
         long clientLimit = Math.max(0, config.cacheLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
         LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad()),
-                store::busyRequests, metrics::loadLimit);
+                store::busyRequests, metrics::loadLimit, store.volatileSessions());
         LoadRun run = new LoadRun(store, config.workers(), retry, new RateLimit(config.maxSessionsPerSecond(), System::nanoTime),
                 governor, guard, progress, () -> closing || store.topologyId() != topology.id());
 

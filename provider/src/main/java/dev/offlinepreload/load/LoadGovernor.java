@@ -24,6 +24,7 @@ public final class LoadGovernor implements AutoCloseable {
     private final AdaptiveLimit limit;
     private final IntSupplier busyRequests;
     private final DoubleConsumer gauge;
+    private final boolean hotUnpaused;
     private final Thread sampler;
     private volatile double current;
     private volatile boolean closed;
@@ -31,11 +32,15 @@ public final class LoadGovernor implements AutoCloseable {
     /**
      * @param busyRequests how many request threads are at work now
      * @param gauge        receives the limit after every tick
+     * @param hotUnpaused  whether hot batches run on the first worker whatever the limit: where a cached session saves
+     *                     a request its database reads (volatile sessions), loading it in a batch costs less than the
+     *                     lazy load it saves; with persistent sessions it saves only the import, which the batch does too
      */
-    public LoadGovernor(AdaptiveLimit limit, IntSupplier busyRequests, DoubleConsumer gauge) {
+    public LoadGovernor(AdaptiveLimit limit, IntSupplier busyRequests, DoubleConsumer gauge, boolean hotUnpaused) {
         this.limit = limit;
         this.busyRequests = busyRequests;
         this.gauge = gauge;
+        this.hotUnpaused = hotUnpaused;
         this.current = limit.limit();
         gauge.accept(current);
         this.sampler = new Thread(this::sample, "offline-preload-governor");
@@ -77,14 +82,14 @@ public final class LoadGovernor implements AutoCloseable {
     }
 
     /**
-     * Waits until worker {@code worker} (1-based) may run a batch. A recently refreshed batch ({@code hot}) always
-     * runs on the first worker, whatever the limit: loading it is cheaper than the lazy loads it saves the requests.
+     * Waits until worker {@code worker} (1-based) may run a batch; with {@code hotUnpaused}, a hot batch next
+     * ({@code hot}) runs on the first worker whatever the limit.
      *
      * @return false if {@code stop} said so meanwhile
      */
     public boolean awaitTurn(int worker, BooleanSupplier hot, BooleanSupplier stop) throws InterruptedException {
         while (!stop.getAsBoolean()) {
-            if (worker <= activeWorkers(current) || worker == 1 && hot.getAsBoolean()) {
+            if (worker <= activeWorkers(current) || hotUnpaused && worker == 1 && hot.getAsBoolean()) {
                 return true;
             }
             Thread.sleep(IDLE_WORKER_MILLIS);

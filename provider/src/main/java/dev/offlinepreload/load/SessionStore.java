@@ -20,6 +20,11 @@ public interface SessionStore {
     /** "persistent" (Keycloak's default: sessions written to the database) or "volatile"; for the logs. */
     String sessionMode();
 
+    /** Whether sessions are volatile: a cached session then saves a request its database reads. */
+    default boolean volatileSessions() {
+        return "volatile".equals(sessionMode());
+    }
+
     /** How many of Keycloak's request threads are at work now (not idle in their pool): the governor's signal. */
     int busyRequests();
 

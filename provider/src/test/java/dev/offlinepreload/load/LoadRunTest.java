@@ -48,7 +48,7 @@ class LoadRunTest {
 
     /** A governor that is not started: its limit stays where the AdaptiveLimit is. */
     private static LoadGovernor fullSpeed(int workers) {
-        return new LoadGovernor(new AdaptiveLimit(workers, false), () -> 0, limit -> { });
+        return new LoadGovernor(new AdaptiveLimit(workers, false), () -> 0, limit -> { }, false);
     }
 
     private static final Duration SECOND = Duration.ofSeconds(1);
@@ -73,7 +73,7 @@ class LoadRunTest {
         assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
 
         LoadRun.Outcome outcome = run(4, SECOND, new AtomicBoolean(), new RateLimit(0, System::nanoTime),
-                new LoadGovernor(limit, () -> 3, l -> { })).run(withBatchSize(10, 50), Long.MAX_VALUE, stats);
+                new LoadGovernor(limit, () -> 3, l -> { }, false)).run(withBatchSize(10, 50), Long.MAX_VALUE, stats);
 
         assertThat(outcome).isEqualTo(LoadRun.Outcome.COMPLETE);
         assertThat(store.cache).hasSize(50);
@@ -81,39 +81,42 @@ class LoadRunTest {
     }
 
     @Test
-    void pausedItStillLoadsTheHotBatchesOnOneWorkerAndNothingOfTheTail() throws Exception {
+    void pausedWithVolatileSessionsItStillLoadsTheHotBatchesOnOneWorkerAndNothingOfTheTail() throws Exception {
+        assertThat(runPausedWithHotBatchesFor(Duration.ofMillis(500), true)).isEqualTo(LoadRun.Outcome.STOPPED);
+        assertThat(store.cache).containsExactlyInAnyOrder("s5", "s3", "s1");
+        assertThat(store.importingThreads).as("one of the four workers").hasSize(1);
+    }
+
+    @Test
+    void pausedWithPersistentSessionsItLoadsNothingNotEvenTheHotBatches() throws Exception {
+        assertThat(runPausedWithHotBatchesFor(Duration.ofMillis(500), false)).isEqualTo(LoadRun.Outcome.STOPPED);
+        assertThat(store.cache).isEmpty();
+    }
+
+    /** Two hot batches, then two of the tail, with the limit at 0 (requests at work, threads late), stopped after {@code runFor}. */
+    private LoadRun.Outcome runPausedWithHotBatchesFor(Duration runFor, boolean hotUnpaused) throws Exception {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        limit.update(3, 10); // requests at work, threads late: paused
+        limit.update(3, 10);
         assertThat(limit.limit()).isZero();
-        List<Batch> batches = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             store.database.add("s" + i);
         }
-        batches.add(new Batch(List.of("s5", "s3"), false, true));
-        batches.add(new Batch(List.of("s1"), false, true));
-        batches.add(new Batch(List.of("s0", "s2"), true));
-        batches.add(new Batch(List.of("s4"), true));
+        List<Batch> batches = List.of(new Batch(List.of("s5", "s3"), false, true), new Batch(List.of("s1"), false, true),
+                new Batch(List.of("s0", "s2"), true), new Batch(List.of("s4"), true));
         AtomicBoolean stop = new AtomicBoolean();
         Thread stopper = new Thread(() -> {
-            while (store.cache.size() < 3) {
-                Thread.onSpinWait();
-            }
             try {
-                Thread.sleep(300); // long enough for a tail batch to start if the pause let one through
+                Thread.sleep(runFor.toMillis()); // far longer than the hot batches take, and than a worker's 50 ms look
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
             stop.set(true);
         });
         stopper.start();
-
         LoadRun.Outcome outcome = run(4, SECOND, stop, new RateLimit(0, System::nanoTime),
-                new LoadGovernor(limit, () -> 3, l -> { })).run(batches, Long.MAX_VALUE, stats);
+                new LoadGovernor(limit, () -> 3, l -> { }, hotUnpaused)).run(batches, Long.MAX_VALUE, stats);
         stopper.join();
-
-        assertThat(outcome).isEqualTo(LoadRun.Outcome.STOPPED);
-        assertThat(store.cache).containsExactlyInAnyOrder("s5", "s3", "s1");
-        assertThat(store.importingThreads).as("one of the four workers").hasSize(1);
+        return outcome;
     }
 
     private List<Batch> withBatchSize(int size, int sessions) {
