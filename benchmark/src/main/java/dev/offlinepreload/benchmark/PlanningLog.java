@@ -20,8 +20,10 @@ import dev.offlinepreload.testsuite.cluster.NodeLog;
 final class PlanningLog {
 
     static final Pattern STARTED = Pattern.compile("Offline session preload on \\S+: planning for cluster topology");
-    static final Pattern PLANNED = Pattern.compile("Offline session preload on \\S+: loading (\\d+) sessions \\((\\d+) "
-            + "in the database, (\\d+) owned by this node, (\\d+) already cached, (\\d+) over this node's limit of (\\d+)\\)");
+    /** The start line; the hot tier's count, since hot-window-seconds, is optional so that older logs still read. */
+    static final Pattern PLANNED = Pattern.compile("Offline session preload on \\S+: loading (\\d+) sessions \\("
+            + "(?:\\d+ recently refreshed first; )?(\\d+) in the database, (\\d+) owned by this node, (\\d+) already cached, "
+            + "(\\d+) over this node's limit of (\\d+)\\)");
     private static final Pattern HISTOGRAM_ROW = Pattern.compile("^\\s*\\d+:\\s+(\\d+)\\s+(\\d+)\\s+(\\S+)");
     private static final Pattern HISTOGRAM_TOTAL = Pattern.compile("^Total\\s+(\\d+)\\s+(\\d+)\\s*$");
     private static final String HEAP_INSPECTION = "Heap Inspection Initiated GC";

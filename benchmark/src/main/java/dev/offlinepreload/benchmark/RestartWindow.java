@@ -23,15 +23,21 @@ import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Realm;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import dev.offlinepreload.testsuite.keycloak.OidcClient;
+import dev.offlinepreload.testsuite.keycloak.TestRealm;
+import org.keycloak.admin.client.Keycloak;
+import org.keycloak.representations.idm.RealmRepresentation;
 
 /**
  * Phase {@code window}, the restart window: 3 nodes restarted together, then, from the moment all are ready, an
  * open-model load of token refreshes (each request starts on its schedule, whatever the others do, and its latency
  * counts from that scheduled start: no coordinated omission), spread round-robin over the nodes and over real offline
- * tokens. Per 10-second window: p50, p99, max and errors, for each of {@code --window-setups} (stock Keycloak 26.7.4,
+ * tokens: in the mix {@code refresh} token refreshes only; in the mix {@code read-heavy} three of four requests are
+ * userinfo calls with an offline session's access token (a read-only lookup of the session, which a cache hit serves
+ * without the database in either session mode) and the fourth a refresh. Per 10-second window: p50, p99, max and
+ * errors, for each of {@code --window-setups} (stock Keycloak 26.7.4,
  * this provider at its defaults, and with adaptive-load=false) side by side, in each of {@code --window-modes}
  * (persistent sessions, Keycloak's default, and volatile); per setup also the database's CPU over the window, the
- * session-row SELECTs Keycloak ran per refresh (the loader's statements, tagged, are not counted) and when every node
+ * session-row SELECTs Keycloak ran per request (the loader's statements, tagged, are not counted) and when every node
  * had finished its load.
  */
 final class RestartWindow {
@@ -48,7 +54,7 @@ final class RestartWindow {
 
     /** One setup's window. */
     private record Run(String setup, List<Sample> samples, double loadedSeconds, double databaseCpuSeconds,
-                       double selectsPerRefresh) {
+                       double selectsPerRequest) {
     }
 
     private static final String VOLATILE = "--features-disabled=persistent-user-sessions";
@@ -56,8 +62,10 @@ final class RestartWindow {
     private final Settings settings;
     private final int perSecond;
     private final int seconds;
-    private final List<Run> runs = new ArrayList<>();
+    private final List<Run> measured = new ArrayList<>();
     private final StringBuilder tables = new StringBuilder();
+    /** The mix of the window being measured: "refresh" or "read-heavy". */
+    private String mix;
 
     RestartWindow(Settings settings) {
         this.settings = settings;
@@ -68,15 +76,19 @@ final class RestartWindow {
     void run() {
         for (String mode : settings.windowModes()) {
             String build = mode.equals("volatile") ? VOLATILE : "";
-            runs.clear();
+            measured.clear();
             if (settings.windowSetups().contains("stock")) {
                 measure(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), build), build);
             }
             if (settings.windowSetups().contains("defaults") || settings.windowSetups().contains("uncapped")) {
                 measure(RefreshLatency.OURS, null, build);
             }
-            tables.append("### ").append(mode).append(" sessions\n\n").append(table()).append('\n');
-            Progress.say("%n%s", table());
+            for (String m : settings.windowMixes()) {
+                List<Run> ofMix = measured.stream().filter(r -> r.setup().endsWith(" [" + m + "]")).toList();
+                String table = table(ofMix);
+                tables.append("### ").append(mode).append(" sessions, ").append(m).append("\n\n").append(table).append('\n');
+                Progress.say("%n%s", table);
+            }
         }
         write();
     }
@@ -94,21 +106,48 @@ final class RestartWindow {
                 seeder.seed(realm, SeedShape.simple(settings.windowSessions() - settings.windowTokens()));
             }
             Database db = new Database(cluster);
-            if (image != null) {
-                runs.add(window(setup, cluster, db, tokens, false));
-                return;
+            try (Keycloak admin = TestRealm.admin(cluster.node(1))) {
+                // The access tokens of the read-heavy mix are fetched before each restart and must outlive its window.
+                RealmRepresentation realm = admin.realm(REALM).toRepresentation();
+                realm.setAccessTokenLifespan(3600);
+                admin.realm(REALM).update(realm);
             }
-            if (settings.windowSetups().contains("defaults")) {
-                runs.add(window(setup + ", defaults", cluster, db, tokens, true));
-            }
-            if (settings.windowSetups().contains("uncapped")) {
-                cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, "false"));
-                runs.add(window(setup + ", adaptive-load=false", cluster, db, tokens, true));
+            for (String m : settings.windowMixes()) {
+                mix = m;
+                if (image != null) {
+                    measured.add(window(setup, cluster, db, tokens, false));
+                    continue;
+                }
+                if (settings.windowSetups().contains("defaults")) {
+                    cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, "true"));
+                    measured.add(window(setup + ", defaults", cluster, db, tokens, true));
+                }
+                if (settings.windowSetups().contains("uncapped")) {
+                    cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, "false"));
+                    measured.add(window(setup + ", adaptive-load=false", cluster, db, tokens, true));
+                }
             }
         }
     }
 
-    private Run window(String setup, KeycloakCluster cluster, Database db, List<String> tokens, boolean loads) {
+    /** A fresh access token per offline token, fetched before the restart: the read-heavy mix's userinfo calls use them. */
+    private static List<String> accessTokens(KeycloakCluster cluster, List<String> tokens) {
+        List<KeycloakNode> nodes = cluster.nodes();
+        List<String> access = new ArrayList<>(tokens.size());
+        for (int i = 0; i < tokens.size(); i++) {
+            OidcClient.TokenResponse refreshed = new OidcClient(nodes.get(i % nodes.size()), REALM, CLIENT).refresh(tokens.get(i));
+            if (refreshed.status() != 200) {
+                throw new IllegalStateException("Refresh before the window failed: " + refreshed);
+            }
+            access.add(refreshed.accessToken());
+        }
+        return access;
+    }
+
+    private Run window(String baseSetup, KeycloakCluster cluster, Database db, List<String> tokens, boolean loads) {
+        String setup = baseSetup + " [" + mix + "]";
+        boolean readHeavy = mix.equals("read-heavy");
+        List<String> access = readHeavy ? accessTokens(cluster, tokens) : List.of();
         cluster.restartAll();
         db.resetStatements();
         double cpuBefore = db.cpuSeconds();
@@ -124,7 +163,9 @@ final class RestartWindow {
             long dueNanos = i * 1_000_000_000L / perSecond;
             schedule.schedule(() -> callers.submit(() -> {
                 long due = ready + dueNanos;
-                boolean ok = refresh(nodes.get(n % nodes.size()), tokens.get(n % tokens.size()));
+                KeycloakNode node = nodes.get(n % nodes.size());
+                boolean ok = readHeavy && n % 4 != 0 ? userinfo(node, access.get(n % access.size()))
+                        : refresh(node, tokens.get(n % tokens.size()));
                 samples.add(new Sample(dueNanos / 1e6, (System.nanoTime() - due) / 1e6, !ok));
             }), dueNanos, TimeUnit.NANOSECONDS);
         }
@@ -145,9 +186,17 @@ final class RestartWindow {
         Run run = new Run(setup, List.copyOf(samples), loaded, db.cpuSeconds() - cpuBefore,
                 db.sessionTableSelects() / Math.max(1, samples.size()));
         Progress.say("%s: %d refreshes due at %d/s for %d s, all loaded %.1f s after ready, database %.1f CPU-s, "
-                + "%.2f session-row SELECTs per refresh", setup, samples.size(), perSecond, seconds, loaded,
-                run.databaseCpuSeconds(), run.selectsPerRefresh());
+                + "%.2f session-row SELECTs per request", setup, samples.size(), perSecond, seconds, loaded,
+                run.databaseCpuSeconds(), run.selectsPerRequest());
         return run;
+    }
+
+    private static boolean userinfo(KeycloakNode node, String accessToken) {
+        try {
+            return new OidcClient(node, REALM, CLIENT).userinfo(accessToken) == 200;
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     private static boolean refresh(KeycloakNode node, String token) {
@@ -159,9 +208,9 @@ final class RestartWindow {
     }
 
     /** The table: one row per 10-s window, p50 / p99 / max (ms) and errors per setup, side by side. */
-    String table() {
+    String table(List<Run> runs) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "Restart window: %d nodes, %d sessions, %d real offline tokens, %d refreshes/s "
+        out.append(String.format(Locale.ROOT, "Restart window: %d nodes, %d sessions, %d real offline tokens, %d requests/s "
                 + "for %d s from ready (open model: latency from each request's scheduled start)%n%n",
                 RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), perSecond, seconds));
         out.append("| window after ready |");
@@ -184,8 +233,8 @@ final class RestartWindow {
                 : String.format(Locale.ROOT, " %.1f s |", r.loadedSeconds())));
         out.append("\n| database CPU over the window (loads included) |");
         runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.1f s |", r.databaseCpuSeconds())));
-        out.append("\n| Keycloak's session-row SELECTs per refresh |");
-        runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.2f |", r.selectsPerRefresh())));
+        out.append("\n| Keycloak's session-row SELECTs per request |");
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.2f |", r.selectsPerRequest())));
         return out.append('\n').toString();
     }
 

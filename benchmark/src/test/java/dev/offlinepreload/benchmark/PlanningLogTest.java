@@ -47,6 +47,15 @@ class PlanningLogTest {
     }
 
     @Test
+    void readsTheStartLineWithItsHotTierToo() {
+        PlanningLog.Plan plan = PlanningLog.plan(PLANNED.replace("(10000000 in the", "(1200 recently refreshed first; 10000000 in the"))
+                .orElseThrow();
+        assertThat(plan.toLoad()).isEqualTo(900_000);
+        assertThat(plan.seen()).isEqualTo(10_000_000);
+        assertThat(plan.limit()).isEqualTo(900_000);
+    }
+
+    @Test
     void theWindowRunsFromTheDebugLineToTheLoadsStartLine() {
         PlanningLog.Window window = PlanningLog.window(LOG).orElseThrow();
         assertThat(window.from()).isEqualTo(1);

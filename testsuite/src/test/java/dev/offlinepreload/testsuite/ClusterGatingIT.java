@@ -35,7 +35,7 @@ class ClusterGatingIT {
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final int REAL = 12;
     private static final int TOTAL = REAL + 3000;
-    private static final String LOADING = "sessions (";   // "loading N sessions (M in the database ..."
+    private static final String LOADING = "sessions (";   // "loading N sessions (H recently refreshed first; M in the database ..."
 
     private static KeycloakCluster cluster;
     private static final List<TokenResponse> tokens = new ArrayList<>();

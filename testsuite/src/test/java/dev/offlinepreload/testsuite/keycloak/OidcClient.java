@@ -115,6 +115,17 @@ public final class OidcClient {
     }
 
     /**
+     * The userinfo endpoint with an access token: a read-only lookup of the token's user session (for an offline
+     * token, its offline session: from the cache, or from the database on a miss).
+     *
+     * @return the HTTP status
+     */
+    public int userinfo(String accessToken) {
+        return send(HttpRequest.newBuilder(endpoint("/userinfo")).header("Authorization", "Bearer " + accessToken).GET())
+                .statusCode();
+    }
+
+    /**
      * RFC 7009 revocation of a refresh token: for an offline token, Keycloak ends that client's offline client
      * session, and the user session with it only if no other client has one.
      */
