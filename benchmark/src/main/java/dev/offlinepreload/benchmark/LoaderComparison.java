@@ -98,6 +98,10 @@ final class LoaderComparison {
                     }
                 }
             }
+            // What adaptive-load costs a load with no traffic: the defaults' load once more with it off, in this run.
+            node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "false");
+            results.add(measureOurs(node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(), Report.UNGOVERNED));
+            node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "true");
             // Memory target: the largest batch, at the default workers, must complete in a heap of the cached data +
             // 256 MiB (measured beside Keycloak 24 under the same cap, so only in runs that include it).
             int workers = settings.workers().contains(Report.defaultWorkers()) ? Report.defaultWorkers()

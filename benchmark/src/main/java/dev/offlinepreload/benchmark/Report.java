@@ -44,6 +44,8 @@ final class Report {
     private final List<RefreshLatency.Pass> passes;
     private final List<RefreshLatency.Formation> formations;
     private final StringBuilder md = new StringBuilder();
+    /** The note of the defaults' load with adaptive-load=false. */
+    static final String UNGOVERNED = "adaptive-load=false";
 
     Report(Settings settings, String command, List<LoadResult> loads, long ourBaselineMiB,
            List<RefreshLatency.Pass> passes, List<RefreshLatency.Formation> formations) {
@@ -111,6 +113,14 @@ final class Report {
         ratio("Keycloak 24 default / this provider (how many times faster)", s -> at(KC24, s, 64), s -> ourDefault(s));
         ratio("Keycloak 24 best / this provider", s -> best(KC24, s), s -> ourDefault(s));
         ratio("this provider / raw read (how many times the physical limit)", s -> ourDefault(s), s -> best(RAW, s));
+        loads.stream().filter(r -> r.loader().equals(OURS) && r.note().equals(UNGOVERNED)).findFirst().ifPresent(u -> {
+            LoadResult governed = ourDefault(u.sessions());
+            if (governed != null && u.seconds() > 0) {
+                md.append(String.format(Locale.ROOT, "%nWith no traffic, %s at the defaults (adaptive-load on) took %.1f s; "
+                                + "the same load with adaptive-load=false %.1f s: %.2f×.%n", sessionsLabel(u.sessions()),
+                        governed.seconds(), u.seconds(), governed.seconds() / u.seconds()));
+            }
+        });
         md.append("\n| database per load: statements' execution time / the database's CPU | ")
                 .append(sizes.stream().map(Report::sessionsLabel).collect(Collectors.joining(" | ")))
                 .append(" |\n|---|").append("---|".repeat(sizes.size())).append("\n");
