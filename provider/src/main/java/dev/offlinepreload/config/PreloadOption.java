@@ -44,8 +44,8 @@ public enum PreloadOption {
     ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
             "Let live requests go first: while Keycloak's request threads are at work and the node's threads wait for a "
                     + "CPU, the load stops (after a minute of that without a break it keeps one worker 2% of the time); "
-                    + "it climbs back when the CPUs are free and runs at full speed when no request is at work. "
-                    + "false = always every worker."),
+                    + "with requests at work and CPUs free it climbs slowly to one worker half of the time; it runs at "
+                    + "full speed once no request has been at work for a second. false = always every worker."),
     HOT_WINDOW_SECONDS("hot-window-seconds", "int", "3600",
             "Sessions refreshed within this many seconds before a pass, 0 to 2592000, are loaded first, most recent "
                     + "first, and even while adaptive-load holds the rest back: they are the ones refreshed again soon. "

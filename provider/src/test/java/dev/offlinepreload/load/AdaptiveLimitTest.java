@@ -12,24 +12,39 @@ class AdaptiveLimitTest {
     private static final double LATE = 10;
     private static final double ON_TIME = 0.1;
 
+    private static void quiet(AdaptiveLimit limit, int ticks) {
+        for (int i = 0; i < ticks; i++) {
+            limit.update(IDLE, LATE);
+        }
+    }
+
     @Test
-    void nothingRunsBeforeTheFirstLookThenWithNoRequestAtWorkEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
+    void nothingRunsBeforeTheNodeHasBeenQuietForASecondThenEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        assertThat(limit.limit()).as("paused until the first tick").isZero();
-        limit.update(IDLE, LATE);
+        assertThat(limit.limit()).as("paused until the node has been looked at").isZero();
+        quiet(limit, AdaptiveLimit.QUIET_TICKS - 1);
+        assertThat(limit.limit()).isZero();
+        assertThat(limit.describe()).contains("no request at work for 900 ms");
+        quiet(limit, 1);
         assertThat(limit.limit()).isEqualTo(1);
-        limit.update(IDLE, LATE);
-        limit.update(IDLE, LATE);
+        quiet(limit, 2);
         assertThat(limit.limit()).isEqualTo(4);
         assertThat(limit.describe()).contains("load limit 4.00 of 4 workers (no request at work)");
     }
 
     @Test
+    void aGapBetweenRequestsIsNoQuietNode() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        for (int i = 0; i < 100; i++) {
+            limit.update(i % 3 == 0 ? BUSY : IDLE, ON_TIME);
+        }
+        assertThat(limit.limit()).as("at most the busy share").isEqualTo(AdaptiveLimit.BUSY_SHARE, offset(1e-9));
+    }
+
+    @Test
     void requestsWaitingForACpuStopItAtOnce() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        limit.update(IDLE, ON_TIME);
-        limit.update(IDLE, ON_TIME);
-        limit.update(IDLE, ON_TIME);
+        quiet(limit, AdaptiveLimit.QUIET_TICKS + 2);
         assertThat(limit.limit()).isEqualTo(4);
         limit.update(BUSY, LATE);
         assertThat(limit.limit()).isZero();
@@ -55,19 +70,20 @@ class AdaptiveLimitTest {
     }
 
     @Test
-    void withRequestsAtWorkAndCpusFreeItClimbsBackSlowly() {
+    void withRequestsAtWorkAndCpusFreeItClimbsSlowlyToTheBusyShareAndDropsToItFromFullSpeed() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        limit.update(BUSY, LATE);
         limit.update(BUSY, ON_TIME);
         assertThat(limit.limit()).isEqualTo(AdaptiveLimit.CLIMB, offset(1e-9));
-        for (int i = 0; i < 19; i++) {
+        for (int i = 0; i < 50; i++) {
             limit.update(BUSY, ON_TIME);
         }
-        assertThat(limit.limit()).isEqualTo(1, offset(1e-9));
+        assertThat(limit.limit()).isEqualTo(AdaptiveLimit.BUSY_SHARE, offset(1e-9));
+        assertThat(limit.describe()).contains("2.0 requests at work, CPUs free");
+
+        quiet(limit, AdaptiveLimit.QUIET_TICKS + 3);
+        assertThat(limit.limit()).as("quiet again: back to full speed fast").isEqualTo(4);
         limit.update(BUSY, ON_TIME);
-        assertThat(limit.limit()).isEqualTo(1.25, offset(1e-9));
-        limit.update(IDLE, ON_TIME);
-        assertThat(limit.limit()).as("the requests are over: back to full speed fast").isEqualTo(2.5, offset(1e-9));
+        assertThat(limit.limit()).isEqualTo(AdaptiveLimit.BUSY_SHARE, offset(1e-9));
     }
 
     @Test
