@@ -12,6 +12,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
@@ -27,8 +29,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * adaptive-load at its default, as a behaviour: while a node loads, real token refreshes at work on it bring the
- * load limit below what it is with no request at work; when they stop, it goes back up; the load completes.
+ * adaptive-load and the hot tier at their defaults, as behaviours: the sessions refreshed recently (the real offline
+ * tokens; the seeded ones were last refreshed over the past week) are cached first, long before the load is done;
+ * while the node loads, real token refreshes at work on it bring the load limit below what it is with no request at
+ * work; when they stop, it goes back up; the load completes.
  */
 class LoadControlIT {
 
@@ -38,6 +42,8 @@ class LoadControlIT {
     private static final int TOKENS = 20;
     private static final int CALLERS = 8;
     private static final int WORKERS = 4;
+    private static final int BATCH = 1000;
+    private static final Pattern HOT = Pattern.compile("loading (\\d+) sessions \\((\\d+) recently refreshed first;");
 
     private static KeycloakCluster cluster;
     private static final List<TokenResponse> tokens = new ArrayList<>();
@@ -59,7 +65,7 @@ class LoadControlIT {
                 assertThat(login.refreshTokenType()).as("%s", login).isEqualTo("Offline");
                 tokens.add(login);
             }
-            seeder.seed(realm, new SeedShape(200_000, 1, 1, 0, 0, 3600));
+            seeder.seed(realm, new SeedShape(200_000, 1, 1, 0, 0, 7 * 24 * 3600));
         }
         sessionRows = Long.parseLong(Sql.column(cluster, "SELECT count(*) FROM offline_user_session WHERE offline_flag = '1'").get(0));
     }
@@ -76,9 +82,29 @@ class LoadControlIT {
     }
 
     @Test
-    void refreshesAtWorkLowerTheLoadLimitAndItRisesAgainWhenTheyStop() throws Exception {
+    void theRecentlyRefreshedAreCachedFirstAndRefreshesAtWorkLowerTheLoadLimitWhichRisesAgainWhenTheyStop() throws Exception {
         KeycloakNode node = cluster.node(1);
         node.restart(); // ready while its load runs
+
+        Matcher start = HOT.matcher(node.awaitLogLine("recently refreshed first", Duration.ofMinutes(2)));
+        assertThat(start.find()).isTrue();
+        long planned = Long.parseLong(start.group(1));
+        long hot = Long.parseLong(start.group(2));
+        // The real tokens, and the seeded sessions of the last hour: about 1/168 of them.
+        assertThat(hot).isBetween((long) TOKENS, (long) TOKENS + 200_000 / 168 * 2);
+        // A few batches past the hot tier (at 4,000 sessions/s the tail takes most of a minute): in key order, most
+        // of the 20 sessions would still be missing now.
+        await("the hot tier loaded").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                .until(() -> NodeMetrics.scrape(node).preloaded("loaded") >= hot + WORKERS * BATCH);
+        long missesBefore = NodeMetrics.scrape(node).misses("offlineSessions");
+        long loaded = NodeMetrics.scrape(node).preloaded("loaded");
+        for (TokenResponse token : tokens) {
+            assertThat(new OidcClient(node, REALM, APP).refresh(token.refreshToken()).status()).isEqualTo(200);
+        }
+        assertThat(loaded).as("still early in the load").isLessThan(planned / 2);
+        assertThat(NodeMetrics.scrape(node).misses("offlineSessions") - missesBefore)
+                .as("cache misses of the recently refreshed sessions' refreshes").isZero();
+
         await("the limit with no request at work").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
                 .until(() -> limit(node) >= WORKERS);
         assertThat(NodeMetrics.scrape(node).preloadState("loading")).as("still loading").isTrue();
