@@ -327,7 +327,10 @@ class PreloadCoordinatorTest {
         statementTimesOut.countDown();
         closing.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 
+        // A pool's termination is seen a moment before its threads are gone: they have left their tasks, so nothing
+        // of theirs writes any more; a thread still inside a task would not end within the second.
         for (Thread thread : concat(store.planningThreads, store.workerThreads)) {
+            thread.join(1000);
             assertThat(thread.isAlive()).as("%s alive after close() returned", thread.getName()).isFalse();
         }
         assertThat(store.cache).as("what the pass put is evicted: its revocation check cannot run").isEmpty();
