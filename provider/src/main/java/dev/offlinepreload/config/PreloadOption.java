@@ -42,10 +42,9 @@ public enum PreloadOption {
             "Most offline sessions one node loads per second, 0 to 10000000; 0 = no cap. Lets a node load gently "
                     + "while it serves requests."),
     ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
-            "Let live requests go first: while Keycloak's request threads are at work and the node's threads wait for a "
-                    + "CPU, the load stops (after a minute of that without a break it keeps one worker 2% of the time); "
-                    + "with requests at work and CPUs free it climbs slowly to one worker half of the time; it runs at "
-                    + "full speed once no request has been at work for a second. false = always every worker."),
+            "Let live requests go first: the load runs while the node is quiet (no request at work for a second) and "
+                    + "stops while any request is at work; after a minute without a quiet second it keeps one worker "
+                    + "2% of the time, so every load finishes. false = always every worker."),
     HOT_WINDOW_SECONDS("hot-window-seconds", "int", "3600",
             "Sessions refreshed within this many seconds before a pass, 0 to 2592000, are loaded first, most recent "
                     + "first, and even while adaptive-load holds the rest back: they are the ones refreshed again soon. "
