@@ -78,8 +78,8 @@ class RevocationRaceIT {
         cluster = KeycloakCluster.builder(RevocationRaceIT.class.getSimpleName()).nodes(2).heap("-Xms512m -Xmx1g")
                 .env(PRELOAD + "EXPECTED_CLUSTER_SIZE", "2")
                 .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", Integer.toString(SESSIONS_PER_SECOND))
-                // The revocations are requests at work for the 25 s their commit waits: adaptive-load would slow the
-                // loads down to its floor, and fewer batches would read in the gap this test is about.
+                // The revocations are requests at work for the 25 s their commit waits: adaptive-load would stop the
+                // loads, and no batch would read in the gap this test is about.
                 .env(PRELOAD + "ADAPTIVE_LOAD", "false")
                 .env(PRELOAD + "REVOCATION_RECHECK_SECONDS", "600")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "100000")
