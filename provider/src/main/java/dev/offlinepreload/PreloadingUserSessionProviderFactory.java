@@ -13,6 +13,7 @@ import java.util.concurrent.TimeoutException;
 import dev.offlinepreload.config.InvalidOptionException;
 import dev.offlinepreload.keycloak.Compatibility;
 import dev.offlinepreload.keycloak.KeycloakSessionStore;
+import dev.offlinepreload.keycloak.SessionRequests;
 import dev.offlinepreload.report.PreloadMetrics;
 import dev.offlinepreload.report.PreloadState;
 import dev.offlinepreload.config.PreloadConfig;
@@ -20,6 +21,7 @@ import dev.offlinepreload.config.PreloadOption;
 import org.jboss.logging.Logger;
 import org.keycloak.Config;
 import org.keycloak.infinispan.util.InfinispanUtils;
+import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.KeycloakSessionFactory;
 import org.keycloak.models.UserSessionProvider;
 import org.keycloak.models.UserSessionSpi;
@@ -59,6 +61,8 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
     private Thread shutdownHook;
     /** Completes once this node's first pass is over, or at once where this node does not preload. */
     private final CompletableFuture<Void> firstPassOver = new CompletableFuture<>();
+    /** The sessions at work that use user sessions: what adaptive-load yields to. */
+    private final SessionRequests requests = new SessionRequests();
 
     @Override
     public void init(Config.Scope scope) {
@@ -73,6 +77,14 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
                     + "is fixed.", e.getMessage());
             config = PreloadConfig.DISABLED;
         }
+    }
+
+    /** Keycloak's own provider, and the session counted as at work until it closes (adaptive-load's signal). */
+    @Override
+    public UserSessionProvider create(KeycloakSession session) {
+        UserSessionProvider provider = super.create(session);
+        requests.begin(session);
+        return provider;
     }
 
     @Override
@@ -114,7 +126,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
                 log.infof("Offline session preloading does not apply on this node: %s", reason);
                 return;
             }
-            store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID, config.databaseTimeout());
+            store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID, config.databaseTimeout(), requests);
             if (!config.participates(store.nodeName())) {
                 metrics.state(PreloadState.NOT_APPLICABLE);
                 log.infof("Offline session preloading: node %s is not in %s=%s; it serves its share lazily",

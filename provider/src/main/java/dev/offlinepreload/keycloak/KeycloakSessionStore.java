@@ -43,13 +43,14 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     private final boolean persistentSessions;
     private final OfflineCaches caches;
     private final SessionQueries queries;
-    private final RequestThreads requestThreads = new RequestThreads();
+    private final SessionRequests requests;
     private final RemovalWatch removals = new RemovalWatch();
     private final String nodeName;
 
     private KeycloakSessionStore(KeycloakSessionFactory factory, String providerId, OfflineCaches caches, SessionQueries queries,
-                                 String nodeName) {
+                                 String nodeName, SessionRequests requests) {
         this.factory = factory;
+        this.requests = requests;
         this.providerId = providerId;
         this.persistentSessions = MultiSiteUtils.isPersistentSessionsEnabled();
         this.caches = caches;
@@ -63,8 +64,10 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
      * Looks the caches up once; they live as long as the node.
      *
      * @param statementTimeout longest one loader statement may take or wait for the database
+     * @param requests         what the factory counts of the sessions at work: the governor's signal
      */
-    public static KeycloakSessionStore open(KeycloakSessionFactory factory, String providerId, Duration statementTimeout) {
+    public static KeycloakSessionStore open(KeycloakSessionFactory factory, String providerId, Duration statementTimeout,
+                                            SessionRequests requests) {
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
             InfinispanConnectionProvider infinispan = session.getProvider(InfinispanConnectionProvider.class);
             OfflineCaches caches = new OfflineCaches(
@@ -75,7 +78,7 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
             SessionQueries queries = em(session).unwrap(Session.class).doReturningWork(c -> new SessionQueries(schema,
                     "PostgreSQL".equals(c.getMetaData().getDatabaseProductName()), statementTimeout, c.getMetaData().getDriverName()));
             return new KeycloakSessionStore(factory, providerId, caches, queries,
-                    infinispan.getNodeInfo().nodeName());
+                    infinispan.getNodeInfo().nodeName(), requests);
         });
     }
 
@@ -91,7 +94,7 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
 
     @Override
     public int busyRequests() {
-        return requestThreads.busy();
+        return requests.busy();
     }
 
     @Override
