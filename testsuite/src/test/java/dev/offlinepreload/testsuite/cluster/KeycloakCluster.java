@@ -60,8 +60,10 @@ public final class KeycloakCluster implements AutoCloseable {
                 .withSharedMemorySize(256L * 1024 * 1024) // PostgreSQL's sorts and parallel work on large test tables
                 .withLogConsumer(new NodeLog(TestPaths.logDir().resolve(name).resolve("database.log")));
         if (builder.pgStatStatements) {
+            // Three nodes' connection pools (Keycloak's default: up to 100 each) outgrow PostgreSQL's default of 100
+            // connections in a restart window's backlog; the benchmark's own statistics query was then refused.
             List<String> command = new ArrayList<>(List.of("postgres", "-c", "fsync=off", "-c",
-                    "shared_preload_libraries=pg_stat_statements"));
+                    "shared_preload_libraries=pg_stat_statements", "-c", "max_connections=400"));
             builder.sharedBuffers.ifPresent(size -> command.addAll(List.of("-c", "shared_buffers=" + size)));
             database.withCommand(command.toArray(String[]::new));
         }
