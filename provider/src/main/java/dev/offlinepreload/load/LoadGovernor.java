@@ -7,8 +7,8 @@ import java.util.function.IntSupplier;
 
 /**
  * Runs an {@link AdaptiveLimit} while a node loads: a daemon thread sleeps {@value #SAMPLE_MILLIS} ms at a time,
- * measuring how late it wakes (the scheduling delay every thread of the node sees, requests included) and counting
- * Keycloak's request threads at work; every {@link AdaptiveLimit#TICK_MILLIS} ms it updates the limit. Workers ask
+ * counting the Keycloak requests at work (and measuring how late it wakes, the scheduling delay every thread of the
+ * node sees, for the progress line); every {@link AdaptiveLimit#TICK_MILLIS} ms it updates the limit. Workers ask
  * before each batch whether they may run ({@link #awaitTurn}) and, below one worker, rest after it ({@link #rest}).
  * Its own cost: one wake-up every 25 ms.
  */
@@ -30,7 +30,7 @@ public final class LoadGovernor implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * @param busyRequests how many request threads are at work now
+     * @param busyRequests how many Keycloak requests are at work now, or began since the previous call
      * @param gauge        receives the limit after every tick
      * @param hotUnpaused  whether hot batches run on the first worker whatever the limit: where a cached session saves
      *                     a request its database reads (volatile sessions), loading it in a batch costs less than the

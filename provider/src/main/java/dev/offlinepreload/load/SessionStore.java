@@ -25,7 +25,10 @@ public interface SessionStore {
         return "volatile".equals(sessionMode());
     }
 
-    /** How many of Keycloak's request threads are at work now (not idle in their pool): the governor's signal. */
+    /**
+     * How many Keycloak requests that use user sessions are at work now, and at least 1 if one began since the
+     * previous call: the governor's signal (called from its thread only).
+     */
     int busyRequests();
 
     /** Both offline caches' topology as this node sees it now. */
