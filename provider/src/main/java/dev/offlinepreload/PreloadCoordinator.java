@@ -179,7 +179,27 @@ public final class PreloadCoordinator implements AutoCloseable {
         return topology == null ? store.topologyId() : topology.id();
     }
 
+    /**
+     * The pass for one topology under one governor. Unless the hot tier runs through a paused load (volatile
+     * sessions), planning waits for the governor too: its key scan and counts are CPU that a node's first requests
+     * would otherwise meet, and the plan is needed only once the load may run.
+     */
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
+        boolean hotUnpaused = store.volatileSessions() && !config.hotWindow().isZero();
+        try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad()),
+                store::busyRequests, metrics::loadLimit, hotUnpaused).start()) {
+            if (!hotUnpaused && config.adaptiveLoad()) {
+                log.infof("Offline session preload on %s plans and loads once the node is quiet (adaptive-load: no request "
+                        + "at work for 10 s, or for 1 s after requests)", store.nodeName());
+            }
+            if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {
+                return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
+            }
+            return loadFor(topology, governor);
+        }
+    }
+
+    private PassOutcome loadFor(TopologySnapshot topology, LoadGovernor governor) throws InterruptedException {
         // With the start line of the load ("loading N sessions"), which ends planning: the planning time, and the
         // benchmark's window for the planner's heap.
         log.debugf("Offline session preload on %s: planning for cluster topology %d (%d nodes)", store.nodeName(),
@@ -232,8 +252,6 @@ public final class PreloadCoordinator implements AutoCloseable {
         long sampleEvery = Math.max(1, (plan.toLoad() + MISSING_CHECK_SAMPLE - 1) / MISSING_CHECK_SAMPLE);
         LoadStats stats = new LoadStats(metrics.lifetime(), sampleEvery);
         long clientLimit = Math.max(0, config.cacheLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
-        LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad()),
-                store::busyRequests, metrics::loadLimit, store.volatileSessions());
         LoadRun run = new LoadRun(store, config.workers(), retry, new RateLimit(config.maxSessionsPerSecond(), System::nanoTime),
                 governor, guard, progress, () -> closing || store.topologyId() != topology.id());
 
@@ -241,7 +259,7 @@ public final class PreloadCoordinator implements AutoCloseable {
                 TimeUnit.SECONDS);
         LoadRun.Outcome outcome;
         Shortfall missing = Shortfall.UNCHECKED;
-        try (SessionStore.RemovalWindow removals = store.watchRemovals(); LoadGovernor running = governor.start()) {
+        try (SessionStore.RemovalWindow removals = store.watchRemovals()) {
             try {
                 outcome = run.run(plan.batches(), clientLimit, stats);
             } finally {

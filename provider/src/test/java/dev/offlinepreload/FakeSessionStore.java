@@ -133,9 +133,12 @@ final class FakeSessionStore implements SessionStore {
         return "persistent";
     }
 
+    /** Requests at work, as the governor sees them. */
+    volatile int busyRequests;
+
     @Override
     public int busyRequests() {
-        return 0;
+        return busyRequests;
     }
 
     @Override

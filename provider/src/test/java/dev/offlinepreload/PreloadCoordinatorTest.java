@@ -60,6 +60,9 @@ class PreloadCoordinatorTest {
         values.put("workers-per-node", "1");
         values.put("revocation-recheck-seconds", "3600");
         values.put("database-retry-seconds", "1");
+        // The control flow, not the governor (AdaptiveLimitTest, LoadRunTest), except where a test says so: with it a
+        // pass waits for ten quiet seconds before it plans.
+        values.put("adaptive-load", "false");
         for (int i = 0; i < keyValues.length; i += 2) {
             values.put(keyValues[i], keyValues[i + 1]);
         }
@@ -454,5 +457,17 @@ class PreloadCoordinatorTest {
         assertThat(metrics.capacity()).isEqualTo(9);
         assertThat(capacityWarnings).singleElement().asString().contains("(60 client sessions, 3.00 per session)",
                 "cache-embedded-offline-sessions-max-count=100 ", "cache-embedded-offline-client-sessions-max-count=66 ");
+    }
+
+    @Test
+    void withAdaptiveLoadAPassDoesNotEvenPlanWhileRequestsAreAtWork() throws Exception {
+        store.busyRequests = 2;
+        start(config("adaptive-load", "true"));
+        Thread.sleep(1500);
+        assertThat(store.planCalls).as("planned while requests were at work").hasValue(0);
+
+        store.busyRequests = 0; // quiet from now: one second, as the pass has seen requests
+        await("the pass to finish", () -> metrics.state() == PreloadState.DONE);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
     }
 }

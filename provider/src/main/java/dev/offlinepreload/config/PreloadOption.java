@@ -42,9 +42,10 @@ public enum PreloadOption {
             "Most offline sessions one node loads per second, 0 to 10000000; 0 = no cap. Lets a node load gently "
                     + "while it serves requests."),
     ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
-            "Let live requests go first: the load runs while the node is quiet (no request at work for a second) and "
-                    + "stops while any request is at work; after a minute without a quiet second it keeps one worker "
-                    + "2% of the time, so every load finishes. false = always every worker."),
+            "Let live requests go first: a pass plans and loads while the node is quiet (no request using sessions at "
+                    + "work for 1 s, or 10 s before the pass has seen one) and stops while any is at work; after five "
+                    + "minutes without a quiet second it keeps one worker 2% of the time, so every load finishes. "
+                    + "false = always every worker."),
     HOT_WINDOW_SECONDS("hot-window-seconds", "int", "3600",
             "Sessions refreshed within this many seconds before a pass, 0 to 2592000, are loaded first, most recent "
                     + "first, and even while adaptive-load holds the rest back: they are the ones refreshed again soon. "

@@ -6,14 +6,16 @@ import java.util.Locale;
  * How much of the node the loader takes, in workers: the load runs on a quiet node and stops while requests are at
  * work. Every {@value #TICK_MILLIS} ms:
  * <ul>
- * <li>no request at work: once the node has been quiet for {@value #QUIET_TICKS} ticks in a row, the limit doubles,
- * up to every worker (a load on an idle node runs at full speed: its own contention is nobody's loss). A gap between
- * two requests is no quiet node: under steady traffic, full speed in the gaps is what the next requests would meet.</li>
+ * <li>no request at work: once the node has been quiet for a second in a row, the limit doubles, up to every worker
+ * (a load on an idle node runs at full speed: its own contention is nobody's loss). A gap between two requests is no
+ * quiet node: under steady traffic, full speed in the gaps is what the next requests would meet. Until the pass has
+ * seen a request it takes {@value #FIRST_QUIET_TICKS} quiet ticks: a node that has just started or joined is quiet
+ * because its traffic has not reached it yet, and a load running then is what that traffic meets first.</li>
  * <li>requests at work: 0 at once. The restart windows of docs/performance.md showed that any share the load takes
  * while requests are at work (even half a worker, and only while the node's threads found a CPU at once) raised the
  * requests' p99 two to four times for as long as the load ran, on a node warming up after a restart.</li>
- * <li>after {@link #PATIENCE_TICKS} ticks without a quiet second the load keeps a floor, one worker {@value #FLOOR}
- * of the time, so that a load on a node that is never quiet still finishes.</li>
+ * <li>after {@link #PATIENCE_TICKS} ticks (five minutes) without a quiet second the load keeps a floor, one worker
+ * {@value #FLOOR} of the time, so that a load on a node that is never quiet still finishes.</li>
  * </ul>
  * Below 1 the limit is one worker's share of the time. Pure logic, fed by {@link LoadGovernor}.
  */
@@ -23,10 +25,15 @@ public final class AdaptiveLimit {
     static final int TICK_MILLIS = 100;
     /** The share the loader keeps once the node has not been quiet for the patience: one worker, this share of the time. */
     public static final double FLOOR = 0.02;
-    /** Ticks without a quiet second before the floor applies: a minute. */
-    static final int PATIENCE_TICKS = 60_000 / TICK_MILLIS;
+    /**
+     * Ticks without a quiet second before the floor applies: five minutes, longer than a restart's backlog (a minute
+     * on the benchmark's 2 cores), whose requests a floor that came after one minute still slowed.
+     */
+    static final int PATIENCE_TICKS = 300_000 / TICK_MILLIS;
     /** Ticks with no request at work, in a row, before the load speeds up: a second. */
     static final int QUIET_TICKS = 1_000 / TICK_MILLIS;
+    /** The same before the pass has seen a request: ten seconds. */
+    static final int FIRST_QUIET_TICKS = 10_000 / TICK_MILLIS;
     /** Fewer request threads at work than this, on average over a tick, count as none. */
     static final double IDLE_REQUESTS = 0.05;
 
@@ -35,6 +42,7 @@ public final class AdaptiveLimit {
     private double limit;
     private int quietTicks;
     private int ticksWithoutQuiet;
+    private boolean sawRequest;
     private String reason;
 
     /**
@@ -60,8 +68,9 @@ public final class AdaptiveLimit {
             return limit;
         }
         boolean idle = busyRequests < IDLE_REQUESTS;
+        sawRequest |= !idle;
         quietTicks = idle ? quietTicks + 1 : 0;
-        if (quietTicks >= QUIET_TICKS) {
+        if (quietTicks >= (sawRequest ? QUIET_TICKS : FIRST_QUIET_TICKS)) {
             ticksWithoutQuiet = 0;
             limit = Math.min(max, limit < 1 ? 1 : limit * 2);
             reason = "no request at work";

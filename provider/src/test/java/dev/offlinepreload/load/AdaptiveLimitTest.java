@@ -18,12 +18,12 @@ class AdaptiveLimitTest {
     }
 
     @Test
-    void nothingRunsBeforeTheNodeHasBeenQuietForASecondThenEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
+    void aPassThatHasSeenNoRequestWaitsForTenQuietSecondsThenRunsEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         assertThat(limit.limit()).as("paused until the node has been quiet").isZero();
-        quiet(limit, AdaptiveLimit.QUIET_TICKS - 1);
+        quiet(limit, AdaptiveLimit.FIRST_QUIET_TICKS - 1);
         assertThat(limit.limit()).isZero();
-        assertThat(limit.describe()).contains("no request at work for 900 ms");
+        assertThat(limit.describe()).contains("no request at work for 9900 ms");
         quiet(limit, 1);
         assertThat(limit.limit()).isEqualTo(1);
         quiet(limit, 2);
@@ -32,9 +32,20 @@ class AdaptiveLimitTest {
     }
 
     @Test
+    void onceItHasSeenARequestAQuietSecondIsEnough() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        limit.update(BUSY, ON_TIME);
+        quiet(limit, AdaptiveLimit.QUIET_TICKS - 1);
+        assertThat(limit.limit()).isZero();
+        assertThat(limit.describe()).contains("no request at work for 900 ms");
+        quiet(limit, 1);
+        assertThat(limit.limit()).isEqualTo(1);
+    }
+
+    @Test
     void requestsAtWorkStopItAtOnceWhetherOrNotTheyWaitForACpu() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        quiet(limit, AdaptiveLimit.QUIET_TICKS + 2);
+        quiet(limit, AdaptiveLimit.FIRST_QUIET_TICKS + 2);
         assertThat(limit.limit()).isEqualTo(4);
         limit.update(BUSY, ON_TIME);
         assertThat(limit.limit()).isZero();
@@ -51,7 +62,7 @@ class AdaptiveLimitTest {
     }
 
     @Test
-    void onlyAfterAMinuteWithoutAQuietSecondDoesItKeepTheFloorSoThatEveryLoadFinishes() {
+    void onlyAfterFiveMinutesWithoutAQuietSecondDoesItKeepTheFloorSoThatEveryLoadFinishes() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         for (int i = 1; i < AdaptiveLimit.PATIENCE_TICKS; i++) {
             limit.update(i % 2 == 0 ? BUSY : IDLE, LATE);
@@ -59,7 +70,7 @@ class AdaptiveLimitTest {
         assertThat(limit.limit()).isZero();
         limit.update(BUSY, LATE);
         assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
-        assertThat(limit.describe()).contains("no quiet second for 60 s");
+        assertThat(limit.describe()).contains("no quiet second for 300 s");
 
         quiet(limit, AdaptiveLimit.QUIET_TICKS); // a quiet second: full speed, and the patience starts over
         assertThat(limit.limit()).isEqualTo(1);
