@@ -14,7 +14,8 @@
 #          --phases=window (only when named): the restart window, 3 nodes restarted together, then an open-model
 #          load of --window-rate=40 refreshes/s over --window-tokens=2000 real offline tokens for --window-seconds=120,
 #          the database holding --window-sessions=300000; stock 26.7.4, this provider at its defaults and with
-#          adaptive-load=false; p50/p99/max/errors per 10 s window into restart-window.md in the results folder
+#          adaptive-load=false (--window-setups=stock,defaults,uncapped; also off: the jar with preloading=false),
+#          each window --window-repeat=1 times; p50/p99/max/errors per 10 s window into restart-window.md in the results folder
 #          --shared-buffers=4GB (PostgreSQL's shared_buffers; 128MB reproduces runs before 2026-11-23)
 #          --jvm-options=-XX:MaxTenuringThreshold=0,... (appended to this provider's nodes only: what a JVM setting
 #          changes; another collector, e.g. -XX:+UseParallelGC, replaces Keycloak's G1 and no live heap is read)

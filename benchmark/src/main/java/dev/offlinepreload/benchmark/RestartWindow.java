@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -35,7 +36,7 @@ import org.keycloak.representations.idm.RealmRepresentation;
  * userinfo calls with an offline session's access token (a read-only lookup of the session, which a cache hit serves
  * without the database in either session mode) and the fourth a refresh. Per 10-second window: p50, p99, max and
  * errors, for each of {@code --window-setups} (stock Keycloak 26.7.4,
- * this provider at its defaults, and with adaptive-load=false) side by side, in each of {@code --window-modes}
+ * this provider at its defaults, with adaptive-load=false, and installed with preloading=false) side by side, in each of {@code --window-modes}
  * (persistent sessions, Keycloak's default, and volatile); per setup also the database's CPU over the window, the
  * session-row SELECTs Keycloak ran per request (the loader's statements, tagged, are not counted) and when every node
  * had finished its load.
@@ -47,6 +48,13 @@ final class RestartWindow {
     private static final int WINDOW_SECONDS = 10;
     private static final int CALLERS = 64;
     private static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
+    private static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
+    /** The provider's setups, in the order they run, and their labels in the tables. */
+    private static final List<String> PROVIDER_SETUPS = List.of("defaults", "off", "uncapped");
+    private static final Map<String, String> LABELS = Map.of("defaults", "defaults", "off", "preloading=false",
+            "uncapped", "adaptive-load=false");
+    /** How often every node's metrics are read while the traffic runs, in every setup alike (a scrape costs CPU). */
+    private static final Duration POLL_DURING_TRAFFIC = Duration.ofSeconds(5);
 
     /** One request: when it was due (ms after ready), its latency from then (ms), whether it failed. */
     private record Sample(double dueMillis, double latencyMillis, boolean failed) {
@@ -80,7 +88,7 @@ final class RestartWindow {
             if (settings.windowSetups().contains("stock")) {
                 measure(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), build), build);
             }
-            if (settings.windowSetups().contains("defaults") || settings.windowSetups().contains("uncapped")) {
+            if (PROVIDER_SETUPS.stream().anyMatch(settings.windowSetups()::contains)) {
                 measure(RefreshLatency.OURS, null, build);
             }
             for (String m : settings.windowMixes()) {
@@ -112,19 +120,23 @@ final class RestartWindow {
                 realm.setAccessTokenLifespan(3600);
                 admin.realm(REALM).update(realm);
             }
+            int repeat = settings.windowRepeat();
             for (String m : settings.windowMixes()) {
                 mix = m;
-                if (image != null) {
-                    measured.add(window(setup, cluster, db, tokens, false));
-                    continue;
-                }
-                if (settings.windowSetups().contains("defaults")) {
-                    cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, "true"));
-                    measured.add(window(setup + ", defaults", cluster, db, tokens, true));
-                }
-                if (settings.windowSetups().contains("uncapped")) {
-                    cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, "false"));
-                    measured.add(window(setup + ", adaptive-load=false", cluster, db, tokens, true));
+                for (int r = 1; r <= repeat; r++) {
+                    String run = repeat > 1 ? " #" + r : "";
+                    if (image != null) {
+                        measured.add(window(setup + run, cluster, db, tokens, false));
+                        continue;
+                    }
+                    // The provider's setups alternate on one cluster, so that drift over the run spreads over all of them.
+                    for (String ours : PROVIDER_SETUPS) {
+                        if (settings.windowSetups().contains(ours)) {
+                            cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, Boolean.toString(!ours.equals("uncapped"))));
+                            cluster.nodes().forEach(n -> n.setEnv(PRELOADING, Boolean.toString(!ours.equals("off"))));
+                            measured.add(window(setup + ", " + LABELS.get(ours) + run, cluster, db, tokens, !ours.equals("off")));
+                        }
+                    }
                 }
             }
         }
@@ -169,18 +181,32 @@ final class RestartWindow {
                 samples.add(new Sample(dueNanos / 1e6, (System.nanoTime() - due) / 1e6, !ok));
             }), dueNanos, TimeUnit.NANOSECONDS);
         }
-        if (loads) {
-            await("every node loaded").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(500))
-                    .until(() -> nodes.stream().allMatch(node -> NodeMetrics.scrape(node).preloadState("done")));
-            loadedAt.set(System.nanoTime());
-        }
+        // Every setup's nodes are scraped alike while the traffic runs (stock's too, results unused).
+        ScheduledExecutorService poll = Executors.newSingleThreadScheduledExecutor();
+        poll.scheduleWithFixedDelay(() -> {
+            try {
+                List<NodeMetrics> scraped = nodes.stream().map(NodeMetrics::scrape).toList();
+                if (loads && loadedAt.get() < 0 && scraped.stream().allMatch(m -> m.preloadState("done"))) {
+                    loadedAt.set(System.nanoTime());
+                }
+            } catch (RuntimeException e) {
+                Progress.say("metrics not read: %s", e.getMessage());
+            }
+        }, POLL_DURING_TRAFFIC.toMillis(), POLL_DURING_TRAFFIC.toMillis(), TimeUnit.MILLISECONDS);
         schedule.shutdown();
         try {
             schedule.awaitTermination(seconds + 60L, TimeUnit.SECONDS);
             callers.shutdown();
             callers.awaitTermination(5, TimeUnit.MINUTES);
+            poll.shutdown();
+            poll.awaitTermination(1, TimeUnit.MINUTES);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (loads && loadedAt.get() < 0) {
+            await("every node loaded").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(500))
+                    .until(() -> nodes.stream().allMatch(node -> NodeMetrics.scrape(node).preloadState("done")));
+            loadedAt.set(System.nanoTime());
         }
         double loaded = loadedAt.get() < 0 ? Double.NaN : (loadedAt.get() - ready) / 1e9;
         Run run = new Run(setup, List.copyOf(samples), loaded, db.cpuSeconds() - cpuBefore,

@@ -21,14 +21,16 @@ import java.util.Map;
  * restart of 3 nodes holding {@code --window-sessions} (default 300,000) under {@code --window-rate} refreshes per
  * second (default 40) of {@code --window-tokens} real offline tokens (default 2,000) for {@code --window-seconds}
  * (default 120), in each of {@code --window-modes} (default persistent,volatile), for each of {@code --window-setups}
- * (default stock,defaults,uncapped), with each of {@code --window-mixes} (default refresh,read-heavy)).
+ * (default stock,defaults,uncapped; also {@code off}: the jar installed with preloading=false), with each of
+ * {@code --window-mixes} (default refresh,read-heavy), each window {@code --window-repeat} times (default 1), the
+ * provider's setups alternating on one cluster).
  */
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
                 List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
                 List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
                 int windowTokens, int windowRate, int windowSeconds, List<String> windowModes,
-                List<String> windowSetups, List<String> windowMixes) {
+                List<String> windowSetups, List<String> windowMixes, int windowRepeat) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -65,6 +67,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("window-modes", "persistent,volatile");
         options.put("window-setups", "stock,defaults,uncapped");
         options.put("window-mixes", "refresh,read-heavy");
+        options.put("window-repeat", "1");
         for (String arg : args) {
             if (arg.equals("--quick") || arg.isBlank()) {
                 continue;
@@ -89,7 +92,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("planning-max-count")), Integer.parseInt(options.get("window-sessions")),
                 Integer.parseInt(options.get("window-tokens")), Integer.parseInt(options.get("window-rate")),
                 Integer.parseInt(options.get("window-seconds")), List.of(options.get("window-modes").split(",")),
-                List.of(options.get("window-setups").split(",")), List.of(options.get("window-mixes").split(",")));
+                List.of(options.get("window-setups").split(",")), List.of(options.get("window-mixes").split(",")),
+                Integer.parseInt(options.get("window-repeat")));
     }
 
     private static List<Integer> ints(String csv) {
