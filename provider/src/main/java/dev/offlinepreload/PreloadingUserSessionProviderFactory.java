@@ -20,31 +20,38 @@ import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.config.PreloadOption;
 import org.jboss.logging.Logger;
 import org.keycloak.Config;
-import org.keycloak.infinispan.util.InfinispanUtils;
 import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.KeycloakSessionFactory;
 import org.keycloak.models.UserSessionProvider;
+import org.keycloak.models.UserSessionProviderFactory;
 import org.keycloak.models.UserSessionSpi;
-import org.keycloak.models.sessions.infinispan.InfinispanUserSessionProviderFactory;
 import org.keycloak.models.utils.PostMigrationEvent;
 import org.keycloak.provider.ProviderConfigProperty;
+import org.keycloak.provider.EnvironmentDependentProviderFactory;
 import org.keycloak.provider.ProviderConfigurationBuilder;
 import org.keycloak.provider.ProviderFactory;
+import org.keycloak.provider.ServerInfoAwareProviderFactory;
 
 /**
- * Keycloak's own user-session provider, plus offline-session preloading.
+ * The user-sessions provider Keycloak hands out, plus offline-session preloading.
  *
- * <p>It extends the built-in factory so that sessions are served exactly as stock Keycloak serves them, and code
- * that checks {@code instanceof InfinispanUserSessionProviderFactory} keeps working. Its {@link #order()} is above
- * the built-in one, so installing the jar makes it the default provider; the built-in stays selectable with
- * {@code spi-user-sessions--provider=infinispan}.
+ * <p>It serves every session through Keycloak's own built-in factory ({@code infinispan}), which Keycloak initialises
+ * and closes itself: {@link #create} forwards to it, so sessions are served exactly as stock Keycloak serves them. It
+ * does not extend that factory: this class links only Keycloak's public SPI interfaces, which are the same in every
+ * 26.x, so that a Keycloak whose internals differ (another minor, a patched stream) cannot fail to load it. Where
+ * this jar does not support the Keycloak it runs on, {@link #isSupported} says so at build time and Keycloak leaves
+ * the factory out: the built image is stock Keycloak. Its {@link #order()} is above the built-in one, so installing
+ * the jar makes it the default provider; the built-in stays selectable with {@code spi-user-sessions--provider=infinispan}.
  */
-public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionProviderFactory {
+public class PreloadingUserSessionProviderFactory implements UserSessionProviderFactory<UserSessionProvider>,
+        EnvironmentDependentProviderFactory, ServerInfoAwareProviderFactory {
 
     public static final String PROVIDER_ID = "offline-preload";
+    /** Keycloak's built-in user-sessions provider, which serves every session. */
+    static final String BUILT_IN_ID = "infinispan";
 
     /** Keycloak picks the enabled factory with the highest order as the default; the built-in has 1. */
-    static final int ORDER = InfinispanUtils.PROVIDER_ORDER + 10;
+    static final int ORDER = 11;
 
     private static final Logger log = Logger.getLogger(PreloadingUserSessionProviderFactory.class);
     /**
@@ -55,6 +62,8 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
 
     private PreloadConfig config = PreloadConfig.DISABLED;
     private KeycloakSessionFactory sessionFactory;
+    /** Keycloak's own factory, initialised and closed by Keycloak: every session comes from it. */
+    private UserSessionProviderFactory<?> builtIn;
     private PreloadMetrics metrics;
     private PreloadCoordinator coordinator;
     private KeycloakSessionStore store;
@@ -64,11 +73,24 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
     /** The sessions at work that use user sessions: what adaptive-load yields to. */
     private final SessionRequests requests = new SessionRequests();
 
+    /**
+     * Build time ({@code kc.sh build}): false leaves this factory out of the built server, which is then stock Keycloak.
+     * Nothing may escape: Keycloak does not catch what a factory throws here, and the build would fail.
+     */
+    @Override
+    public boolean isSupported(Config.Scope scope) {
+        String why = Compatibility.whyNotSupported(
+                Config.scope(UserSessionSpi.NAME, BUILT_IN_ID).getBoolean("enabled", true));
+        if (why != null) {
+            log.warnf("Offline session preloader left out of this build: %s. The server serves sessions as stock "
+                    + "Keycloak does.", why);
+            return false;
+        }
+        return true;
+    }
+
     @Override
     public void init(Config.Scope scope) {
-        // The built-in options (session-expiration-period, use-caches, ...) keep being read where operators already
-        // set them: spi-user-sessions--infinispan--*.
-        super.init(Config.scope(UserSessionSpi.NAME, InfinispanUtils.EMBEDDED_PROVIDER_ID));
         try {
             config = PreloadConfig.parse(scope::get, Runtime.getRuntime().availableProcessors());
         } catch (InvalidOptionException e) {
@@ -82,15 +104,15 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
     /** Keycloak's own provider, and the session counted as at work until it closes (adaptive-load's signal). */
     @Override
     public UserSessionProvider create(KeycloakSession session) {
-        UserSessionProvider provider = super.create(session);
+        UserSessionProvider provider = (UserSessionProvider) builtIn.create(session);
         requests.begin(session);
         return provider;
     }
 
     @Override
     public void postInit(KeycloakSessionFactory factory) {
-        super.postInit(factory);
         this.sessionFactory = factory;
+        this.builtIn = (UserSessionProviderFactory<?>) factory.getProviderFactory(UserSessionProvider.class, BUILT_IN_ID);
         this.metrics = new PreloadMetrics();
         log.infof("Offline session preloader active as user-sessions provider '%s', configuration %s",
                 PROVIDER_ID, config.describe());
@@ -100,12 +122,6 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
                 startPreloading();
             }
         });
-        if (factory.getProviderFactory(UserSessionProvider.class, InfinispanUtils.EMBEDDED_PROVIDER_ID) != null) {
-            // Keycloak initialises every enabled factory of an SPI, so the idle built-in one still runs its own
-            // expiration task beside ours.
-            log.debugf("The built-in user-sessions provider '%s' is initialised too; build with "
-                    + "--spi-user-sessions--infinispan--enabled=false to skip it", InfinispanUtils.EMBEDDED_PROVIDER_ID);
-        }
     }
 
     /** The validated options; the index build reads its switch here too, so all options are read one way. */
@@ -120,7 +136,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
             return;
         }
         try {
-            String reason = Compatibility.whyNotApplicable(this::useCaches);
+            String reason = Compatibility.whyNotApplicable(builtIn);
             if (reason != null) {
                 metrics.state(PreloadState.NOT_APPLICABLE);
                 log.infof("Offline session preloading does not apply on this node: %s", reason);
@@ -154,7 +170,8 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
                 }
             }
         } catch (RuntimeException | LinkageError e) {
-            // LinkageError: Keycloak internals differ from those this jar was built against.
+            // LinkageError: Keycloak internals differ from those this jar was built against. Sessions are served
+            // by the built-in factory whatever happens here.
             metrics.state(PreloadState.FAILED);
             log.errorf(e, "Offline session preloading could not start on this node; sessions are loaded lazily");
         } finally {
@@ -182,7 +199,7 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
 
-    /** Each step runs whatever the one before threw: the built-in factory's own close must run in any case. */
+    /** Each step runs whatever the one before threw. Keycloak closes the built-in factory itself. */
     @Override
     public void close() {
         try {
@@ -198,7 +215,6 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
                 }
             } finally {
                 store = null;
-                super.close();
             }
         }
     }
@@ -223,7 +239,10 @@ public class PreloadingUserSessionProviderFactory extends InfinispanUserSessionP
 
     @Override
     public Map<String, String> getOperationalInfo() {
-        Map<String, String> info = new HashMap<>(super.getOperationalInfo());
+        Map<String, String> info = new HashMap<>();
+        if (builtIn instanceof ServerInfoAwareProviderFactory serverInfo) {
+            info.putAll(serverInfo.getOperationalInfo());
+        }
         config.describe().forEach((key, value) -> info.put(key, value));
         info.put("active-provider", activeProviderId());
         if (metrics != null) {

@@ -1,58 +1,70 @@
 package dev.offlinepreload.keycloak;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.net.URL;
-import java.util.function.BooleanSupplier;
-import java.util.jar.Manifest;
+import java.util.List;
 
 import org.keycloak.common.Version;
-import org.keycloak.infinispan.util.InfinispanUtils;
 
-/** Whether preloading can work on this node at all; a clear reason instead of an obscure failure when it cannot. */
+/**
+ * Whether this jar can work on the Keycloak it runs on. Asked at build time by the factories' {@code isSupported}:
+ * this class links only {@link Version}, which every Keycloak has, and reaches Keycloak's internals only through
+ * {@link BuiltInSessions}, inside a catch, so that asking cannot fail on any Keycloak.
+ */
 public final class Compatibility {
+
+    /** The Keycloak minors this jar supports. A new minor is one adapter and one entry here. */
+    static final List<String> SUPPORTED_MINORS = List.of("26.7");
 
     private Compatibility() {
     }
 
     /**
-     * The version first: on another minor even asking whether session caches are in use may call a method that does
-     * not exist there (useCaches() is new in 26.7).
+     * @param builtInEnabled whether Keycloak's built-in user-sessions provider is enabled: this provider serves
+     *                       every session through it
+     * @return why this jar must stay out of the server, or null if it can go in
+     */
+    public static String whyNotSupported(boolean builtInEnabled) {
+        return whyNotSupported(Version.VERSION, builtInEnabled);
+    }
+
+    static String whyNotSupported(String keycloakVersion, boolean builtInEnabled) {
+        String minor = minor(keycloakVersion);
+        if (!SUPPORTED_MINORS.contains(minor)) {
+            return "this is Keycloak " + keycloakVersion + " and this jar supports Keycloak " + supportedRange()
+                    + "; install the release of this provider that supports Keycloak " + minor
+                    + " (README, Compatibility), or none";
+        }
+        if (!builtInEnabled) {
+            return "Keycloak's built-in user-sessions provider is disabled (spi-user-sessions--infinispan--enabled=false), "
+                    + "and this provider serves sessions through it";
+        }
+        try {
+            String missing = BuiltInSessions.missingInternals();
+            return missing == null ? null
+                    : "Keycloak " + keycloakVersion + " lacks " + missing + ", which this jar needs";
+        } catch (LinkageError | RuntimeException e) {
+            return "this jar does not link against Keycloak " + keycloakVersion + " (" + e + ")";
+        }
+    }
+
+    /**
+     * Runtime: whether preloading has anything to do on this node. Asked only where {@link #whyNotSupported} let the
+     * jar in, so Keycloak's internals are those this jar was built against.
      *
+     * @param builtIn Keycloak's built-in user-sessions factory
      * @return why preloading does not apply here, or null if it does
      */
-    public static String whyNotApplicable(BooleanSupplier sessionCachesInUse) {
-        String builtFor = builtForKeycloak();
-        if (builtFor != null && !sameMinor(builtFor, Version.VERSION)) {
-            return "this jar was built for Keycloak " + builtFor + " and the server is Keycloak " + Version.VERSION
-                    + "; use the release built for your Keycloak version";
-        }
-        if (!InfinispanUtils.isEmbeddedInfinispan()) {
-            return "sessions live in an external Infinispan (multi-site or clusterless setup), not in this node's caches";
-        }
-        if (!sessionCachesInUse.getAsBoolean()) {
-            return "Keycloak keeps no session caches here (stateless setup or use-caches=false)";
-        }
-        return null;
+    public static String whyNotApplicable(Object builtIn) {
+        return BuiltInSessions.whyNoSessionCaches(builtIn);
     }
 
-    /** 26.7.4 and 26.7.9 are compatible; 26.8.0 is not (internals this jar uses may have changed). */
-    static boolean sameMinor(String a, String b) {
-        String[] x = a.split("[.-]");
-        String[] y = b.split("[.-]");
-        return x.length >= 2 && y.length >= 2 && x[0].equals(y[0]) && x[1].equals(y[1]);
+    /** "26.7" of "26.7.4", "26.7.4-SNAPSHOT" or "26.7.4.redhat-00001". */
+    static String minor(String version) {
+        String[] parts = version.split("[.-]");
+        return parts.length >= 2 ? parts[0] + "." + parts[1] : version;
     }
 
-    private static String builtForKeycloak() {
-        URL self = Compatibility.class.getResource("Compatibility.class");
-        if (self == null || !"jar".equals(self.getProtocol())) {
-            return null; // running from classes (unit tests): nothing to compare
-        }
-        String manifest = self.toString().substring(0, self.toString().indexOf('!') + 1) + "/META-INF/MANIFEST.MF";
-        try (InputStream in = new URL(manifest).openStream()) {
-            return new Manifest(in).getMainAttributes().getValue("Keycloak-Version");
-        } catch (IOException e) {
-            return null;
-        }
+    static String supportedRange() {
+        return SUPPORTED_MINORS.size() == 1 ? SUPPORTED_MINORS.get(0) + ".x"
+                : SUPPORTED_MINORS.get(0) + ".x to " + SUPPORTED_MINORS.get(SUPPORTED_MINORS.size() - 1) + ".x";
     }
 }

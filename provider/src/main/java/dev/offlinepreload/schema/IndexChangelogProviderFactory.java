@@ -7,6 +7,7 @@ import java.util.List;
 import dev.offlinepreload.PreloadingUserSessionProviderFactory;
 import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.config.PreloadOption;
+import dev.offlinepreload.keycloak.Compatibility;
 import org.jboss.logging.Logger;
 import org.keycloak.Config;
 import org.keycloak.connections.infinispan.InfinispanConnectionProvider;
@@ -18,6 +19,7 @@ import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.KeycloakSessionFactory;
 import org.keycloak.models.UserSessionProvider;
 import org.keycloak.models.utils.PostMigrationEvent;
+import org.keycloak.provider.EnvironmentDependentProviderFactory;
 
 /**
  * Ships this project's Liquibase changelog (folder liquibase-changelogs/) through Keycloak's own migration run:
@@ -30,7 +32,8 @@ import org.keycloak.models.utils.PostMigrationEvent;
  * <p>Keycloak names the changelog table after the first 10 letters of this id, so the id starts with a word no
  * other provider is likely to share: the table is {@code DATABASECHANGELOG_OFFPRELOAD}.
  */
-public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, JpaEntityProvider {
+public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, JpaEntityProvider,
+        EnvironmentDependentProviderFactory {
 
     public static final String PROVIDER_ID = "offpreload-indexes";
     private static final Logger log = Logger.getLogger(IndexChangelogProviderFactory.class);
@@ -59,6 +62,15 @@ public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, 
     @Override
     public String getId() {
         return PROVIDER_ID;
+    }
+
+    /**
+     * Build time: on a Keycloak this jar does not support, the changelog stays out too (its indexes are chosen per
+     * Keycloak version). The user-sessions factory logs why, once.
+     */
+    @Override
+    public boolean isSupported(Config.Scope config) {
+        return Compatibility.whyNotSupported(true) == null;
     }
 
     @Override

@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +23,7 @@ import org.testcontainers.lifecycle.Startables;
 import org.testcontainers.mariadb.MariaDBContainer;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 import org.testcontainers.utility.DockerImageName;
+import org.testcontainers.utility.MountableFile;
 
 /**
  * PostgreSQL plus N Keycloak nodes on one Docker network, all with this provider installed. {@link #start()} returns
@@ -68,7 +70,8 @@ public final class KeycloakCluster implements AutoCloseable {
             database.withCommand(command.toArray(String[]::new));
         }
         String db = builder.mariadb ? "mariadb" : "postgres";
-        String image = builder.keycloakImage != null ? builder.keycloakImage
+        String image = builder.buildAtStartupFrom != null ? builder.buildAtStartupFrom
+                : builder.keycloakImage != null ? builder.keycloakImage
                 : Images.keycloakWithProvider(db, builder.buildOptions);
         for (int i = 1; i <= builder.nodes; i++) {
             String nodeName = "node" + i;
@@ -80,6 +83,14 @@ public final class KeycloakCluster implements AutoCloseable {
             KeycloakNode node = new KeycloakNode(image, nodeName, network, env,
                     new NodeLog(TestPaths.logDir().resolve(name).resolve(nodeName + ".log")));
             node.readinessPort(builder.readinessPort);
+            if (builder.buildAtStartupFrom != null) {
+                node.withCopyFileToContainer(MountableFile.forHostPath(TestPaths.providerJar()),
+                        "/opt/keycloak/providers/keycloak-offline-session-preloader.jar");
+                List<String> start = new ArrayList<>(List.of("start", "--db=" + db, "--cache=ispn",
+                        "--health-enabled=true", "--metrics-enabled=true"));
+                start.addAll(Arrays.stream(builder.buildOptions.split(" ")).filter(o -> !o.isBlank()).toList());
+                node.withCommand(start.toArray(String[]::new));
+            }
             if (builder.keycloakConf != null) {
                 node.withCopyToContainer(Transferable.of(builder.keycloakConf),
                         "/opt/keycloak/conf/keycloak.conf");
@@ -218,6 +229,7 @@ public final class KeycloakCluster implements AutoCloseable {
         private Optional<String> sharedBuffers = Optional.empty();
         private boolean mariadb;
         private String keycloakImage;
+        private String buildAtStartupFrom;
         private int readinessPort = KeycloakNode.MANAGEMENT_PORT;
         private String dbSchema;
 
@@ -269,6 +281,16 @@ public final class KeycloakCluster implements AutoCloseable {
          */
         public Builder keycloakImage(String image) {
             this.keycloakImage = image;
+            return this;
+        }
+
+        /**
+         * Runs {@code baseImage} (a Keycloak without this provider) with the jar copied into providers/ and plain
+         * {@code kc.sh start} with the build options: Keycloak builds at startup, as it does for operators who do not
+         * pre-build an image, and the build's own log lines land in the node's log.
+         */
+        public Builder buildAtStartup(String baseImage) {
+            this.buildAtStartupFrom = baseImage;
             return this;
         }
 

@@ -1,0 +1,96 @@
+package dev.offlinepreload.testsuite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+import dev.offlinepreload.testsuite.cluster.Images;
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.keycloak.OidcClient;
+import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
+import dev.offlinepreload.testsuite.keycloak.TestRealm;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.keycloak.admin.client.Keycloak;
+
+/**
+ * This jar installed on a Keycloak it does not support: a real 2-node cluster of Keycloak 26.3.5 (below the range
+ * this project aims at, 26.4–26.7, so the test stays valid as minors are added; its dist is on Maven Central), the
+ * jar copied into providers/ and the server built at startup ({@code kc.sh start}), as an operator who drops in the
+ * wrong release would. The build leaves the jar out with one line saying why; the nodes start, form their cluster
+ * and serve sessions as stock Keycloak: the user-sessions provider is the built-in one, this jar's changelog does
+ * not run, and login, refresh on the other node, logout and revocation work.
+ */
+class UnsupportedKeycloakIT {
+
+    static final String VERSION = "26.3.5";
+    private static KeycloakCluster cluster;
+
+    @BeforeAll
+    static void startWithTheJarOfAnotherMinor() {
+        cluster = KeycloakCluster.builder(UnsupportedKeycloakIT.class.getSimpleName()).nodes(2)
+                .buildAtStartup(Images.keycloak(VERSION))
+                .build().start();
+        TestRealm.create(cluster.node(1), 3);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void theBuildLeavesTheJarOutWithOneLineSayingWhy() {
+        for (KeycloakNode node : cluster.nodes()) {
+            assertThat(node.log().lines().stream().filter(l -> l.contains("Offline session preloader left out of this build")))
+                    .as(node.name()).singleElement().satisfies(line -> assertThat(line)
+                            .contains("WARN")
+                            .contains("this is Keycloak " + VERSION + " and this jar supports Keycloak 26.7.x")
+                            .contains("install the release of this provider that supports Keycloak 26.3"));
+            assertThat(node.log().lines()).as(node.name())
+                    .noneMatch(l -> l.contains("Offline session preloader active"))
+                    .noneMatch(l -> l.contains("ERROR"));
+        }
+    }
+
+    @Test
+    void theServerIsStock() throws SQLException {
+        for (KeycloakNode node : cluster.nodes()) {
+            try (Keycloak admin = TestRealm.admin(node)) {
+                assertThat(admin.serverInfo().getInfo().getSystemInfo().getVersion()).isEqualTo(VERSION);
+                var userSessions = admin.serverInfo().getInfo().getProviders().get("userSessions");
+                assertThat(userSessions.getProviders()).as(node.name()).containsKey("infinispan")
+                        .doesNotContainKey("offline-preload");
+            }
+        }
+        try (Connection c = cluster.database().createConnection("");
+             ResultSet tables = c.getMetaData().getTables(null, null, "databasechangelog_offpreload", null)) {
+            assertThat(tables.next()).as("this jar's changelog table").isFalse();
+        }
+    }
+
+    @Test
+    void loginRefreshOnTheOtherNodeLogoutAndRevocationWorkAsStock() {
+        TokenResponse login = new OidcClient(cluster.node(1)).offlineLogin(TestRealm.username(1), "password");
+        assertThat(login.status()).as("%s", login).isEqualTo(200);
+        assertThat(login.refreshTokenType()).isEqualTo("Offline");
+        TokenResponse refreshed = new OidcClient(cluster.node(2)).refresh(login.refreshToken());
+        assertThat(refreshed.status()).as("%s", refreshed).isEqualTo(200);
+        assertThat(new OidcClient(cluster.node(2)).revoke(refreshed.refreshToken())).isEqualTo(200);
+        assertThat(new OidcClient(cluster.node(1)).refresh(refreshed.refreshToken()).status()).isEqualTo(400);
+
+        TokenResponse other = new OidcClient(cluster.node(2)).offlineLogin(TestRealm.username(2), "password");
+        assertThat(other.status()).as("%s", other).isEqualTo(200);
+        try (Keycloak admin = TestRealm.admin(cluster.node(1))) {
+            String userId = admin.realm(TestRealm.REALM).users().search(TestRealm.username(2)).get(0).getId();
+            admin.realm(TestRealm.REALM).users().get(userId).logout();
+        }
+        assertThat(new OidcClient(cluster.node(2)).refresh(other.refreshToken()).status()).isEqualTo(400);
+    }
+}
