@@ -63,7 +63,7 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
     private PreloadConfig config = PreloadConfig.DISABLED;
     private KeycloakSessionFactory sessionFactory;
     /** Keycloak's own factory, initialised and closed by Keycloak: every session comes from it. */
-    private UserSessionProviderFactory<?> builtIn;
+    private volatile UserSessionProviderFactory<?> builtIn;
     private PreloadMetrics metrics;
     private PreloadCoordinator coordinator;
     private KeycloakSessionStore store;
@@ -104,7 +104,13 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
     /** Keycloak's own provider, and the session counted as at work until it closes (adaptive-load's signal). */
     @Override
     public UserSessionProvider create(KeycloakSession session) {
-        UserSessionProvider provider = (UserSessionProvider) builtIn.create(session);
+        UserSessionProviderFactory<?> factory = builtIn;
+        if (factory == null) {
+            // Asked before this factory's postInit (other factories' postInit open sessions, e.g. with volatile
+            // sessions): the built-in is initialised by then, as it is when stock Keycloak hands it out that early.
+            factory = builtIn = builtIn(session.getKeycloakSessionFactory());
+        }
+        UserSessionProvider provider = (UserSessionProvider) factory.create(session);
         requests.begin(session);
         return provider;
     }
@@ -112,7 +118,7 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
     @Override
     public void postInit(KeycloakSessionFactory factory) {
         this.sessionFactory = factory;
-        this.builtIn = (UserSessionProviderFactory<?>) factory.getProviderFactory(UserSessionProvider.class, BUILT_IN_ID);
+        this.builtIn = builtIn(factory);
         this.metrics = new PreloadMetrics();
         log.infof("Offline session preloader active as user-sessions provider '%s', configuration %s",
                 PROVIDER_ID, config.describe());
@@ -122,6 +128,10 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
                 startPreloading();
             }
         });
+    }
+
+    private static UserSessionProviderFactory<?> builtIn(KeycloakSessionFactory factory) {
+        return (UserSessionProviderFactory<?>) factory.getProviderFactory(UserSessionProvider.class, BUILT_IN_ID);
     }
 
     /** The validated options; the index build reads its switch here too, so all options are read one way. */
