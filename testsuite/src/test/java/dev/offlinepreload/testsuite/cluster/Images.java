@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.HashMap;
@@ -55,8 +56,19 @@ public final class Images {
     }
 
     /**
-     * {@code base} after {@code kc.sh build --db=postgres --cache=ispn --health-enabled=true --metrics-enabled=true
-     * <buildOptions>}, without this provider: stock Keycloak, ready for {@code start --optimized}.
+     * The {@code kc.sh build} options every test and benchmark node is built with (docker/keycloak-with-provider's
+     * Dockerfile passes the same), for {@code db} and the extra {@code buildOptions}.
+     */
+    public static List<String> buildOptions(String db, String buildOptions) {
+        List<String> options = new ArrayList<>(List.of("--db=" + db, "--cache=ispn", "--health-enabled=true",
+                "--metrics-enabled=true"));
+        options.addAll(Arrays.stream(buildOptions.split(" ")).filter(o -> !o.isBlank()).toList());
+        return options;
+    }
+
+    /**
+     * {@code base} after {@code kc.sh build} with {@link #buildOptions} for PostgreSQL, without this provider: stock
+     * Keycloak, ready for {@code start --optimized}.
      */
     public static synchronized String keycloakWithoutProvider(String base, String buildOptions) {
         String tag = "offline-preload/keycloak-stock:"
@@ -64,8 +76,7 @@ public final class Images {
         if (!exists(tag)) {
             new ImageFromDockerfile(tag, false)
                     .withDockerfileFromBuilder(d -> d.from(base)
-                            .run("/opt/keycloak/bin/kc.sh build --db=postgres --cache=ispn --health-enabled=true"
-                                    + " --metrics-enabled=true " + buildOptions)
+                            .run("/opt/keycloak/bin/kc.sh build " + String.join(" ", buildOptions("postgres", buildOptions)))
                             .build())
                     .get();
         }

@@ -7,7 +7,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -86,9 +85,8 @@ public final class KeycloakCluster implements AutoCloseable {
             if (builder.buildAtStartupFrom != null) {
                 node.withCopyFileToContainer(MountableFile.forHostPath(TestPaths.providerJar()),
                         "/opt/keycloak/providers/keycloak-offline-session-preloader.jar");
-                List<String> start = new ArrayList<>(List.of("start", "--db=" + db, "--cache=ispn",
-                        "--health-enabled=true", "--metrics-enabled=true"));
-                start.addAll(Arrays.stream(builder.buildOptions.split(" ")).filter(o -> !o.isBlank()).toList());
+                List<String> start = new ArrayList<>(List.of("start"));
+                start.addAll(Images.buildOptions(db, builder.buildOptions));
                 node.withCommand(start.toArray(String[]::new));
             }
             if (builder.keycloakConf != null) {
