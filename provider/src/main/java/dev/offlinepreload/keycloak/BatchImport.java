@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import dev.offlinepreload.keycloak.KeycloakMinor.EntryExpiry;
 import dev.offlinepreload.keycloak.SessionQueries.ClientSessionRow;
 import dev.offlinepreload.keycloak.SessionQueries.UserSessionRow;
 import dev.offlinepreload.load.BatchResult;
@@ -23,7 +24,6 @@ import org.keycloak.models.ClientModel;
 import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.RealmModel;
 import org.keycloak.models.UserSessionProvider;
-import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
 import org.keycloak.models.session.PersistentAuthenticatedClientSessionAdapter;
 import org.keycloak.models.session.PersistentUserSessionAdapter;
 import org.keycloak.models.sessions.infinispan.changes.ClientSessionPersistentChangelogBasedTransaction;
@@ -59,6 +59,7 @@ final class BatchImport {
     private final RemovalWatch removals;
     private final boolean persistentSessions;
     private final String providerId;
+    private final KeycloakMinor minor;
     private final Map<String, RealmModel> realms = new HashMap<>();
     /** Clients by realm id, then client id: looked up per client session row without building a combined key. */
     private final Map<String, Map<String, ClientModel>> clients = new HashMap<>();
@@ -72,7 +73,7 @@ final class BatchImport {
     private long revoked;
 
     BatchImport(KeycloakSession session, SessionQueries queries, OfflineCaches caches, RemovalWatch removals,
-                boolean persistentSessions, String providerId) {
+                boolean persistentSessions, String providerId, KeycloakMinor minor) {
         this.session = session;
         this.em = session.getProvider(JpaConnectionProvider.class).getEntityManager();
         this.queries = queries;
@@ -80,6 +81,7 @@ final class BatchImport {
         this.removals = removals;
         this.persistentSessions = persistentSessions;
         this.providerId = providerId;
+        this.minor = minor;
     }
 
     BatchResult run(Batch batch) {
@@ -110,7 +112,7 @@ final class BatchImport {
     }
 
     private void load(UserSessionRow userSessionRow, List<ClientSessionRow> clientRows, int now, UserSessionProvider provider) {
-        ImmutablePersistentUserSessionEntity row = userSessionRow.entity();
+        ReadOnlyUserSession row = userSessionRow.entity();
         String id = row.userSessionId();
         String problem = RowCheck.timestampProblem(row.createOn(), row.lastSessionRefresh(), now);
         RealmModel realm = problem == null ? realm(row.realmId()) : null;
@@ -159,7 +161,7 @@ final class BatchImport {
         List<ClientSessionEntry> entries = clientEntries(entity, model, realm, clientRows, null);
         entries.forEach(e -> entity.getClientSessions().add(e.client().getId()));
         ContainerWriter.Result<SessionEntityWrapper<UserSessionEntity>> stored = caches.putIfAbsent(entity.getId(),
-                OfflineCaches.wrap(entity), SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan));
+                OfflineCaches.wrap(entity), minor.expiry(lifespan, maxIdle));
         if (stored.outcome() == ContainerWriter.Outcome.NOT_OWNED) {
             return; // the topology changed since planning: the pass stops and plans again
         }
@@ -171,7 +173,7 @@ final class BatchImport {
         List<String> put = new ArrayList<>(entries.size());
         for (ClientSessionEntry e : entries) {
             if (caches.putIfAbsent(new EmbeddedClientSessionKey(entity.getId(), e.client().getId()), OfflineCaches.wrap(e.entity()),
-                    e.lifespanMs())) {
+                    e.expiry())) {
                 put.add(e.client().getId());
             }
         }
@@ -186,7 +188,7 @@ final class BatchImport {
             String clientId = e.client().getId();
             if (!caches.hasClientSession(cached.getId(), clientId)
                     && caches.putIfAbsent(new EmbeddedClientSessionKey(cached.getId(), clientId), OfflineCaches.wrap(e.entity()),
-                    e.lifespanMs())) {
+                    e.expiry())) {
                 put.add(clientId);
             }
         }
@@ -196,7 +198,7 @@ final class BatchImport {
         }
     }
 
-    private record ClientSessionEntry(ClientModel client, AuthenticatedClientSessionEntity entity, long lifespanMs) {
+    private record ClientSessionEntry(ClientModel client, AuthenticatedClientSessionEntity entity, EntryExpiry expiry) {
     }
 
     /**
@@ -229,7 +231,7 @@ final class BatchImport {
             long lifespan = SessionTimeouts.getOfflineClientSessionLifespanMs(realm, client, entity);
             long maxIdle = SessionTimeouts.getOfflineClientSessionMaxIdleMs(realm, client, entity);
             if (lifespan != SessionTimeouts.ENTRY_EXPIRED_FLAG && maxIdle != SessionTimeouts.ENTRY_EXPIRED_FLAG) {
-                entries.add(new ClientSessionEntry(client, entity, SessionTimeouts.calculateEffectiveSessionLifespan(maxIdle, lifespan)));
+                entries.add(new ClientSessionEntry(client, entity, minor.expiry(lifespan, maxIdle)));
             }
         }
         return entries;

@@ -37,7 +37,9 @@ final class BuiltInSessions {
         if (!InfinispanUtils.isEmbeddedInfinispan()) {
             return "sessions live in an external Infinispan (multi-site or clusterless setup), not in this node's caches";
         }
-        if (!(builtIn instanceof InfinispanUserSessionProviderFactory factory) || !factory.useCaches()) {
+        // useCaches() exists only from 26.7 on; the operational info has carried the effective value since 26.4
+        if (!(builtIn instanceof InfinispanUserSessionProviderFactory factory)
+                || !Boolean.parseBoolean(factory.getOperationalInfo().get(InfinispanUserSessionProviderFactory.CONFIG_USE_CACHES))) {
             return "Keycloak keeps no session caches here (stateless setup or use-caches=false)";
         }
         return null;

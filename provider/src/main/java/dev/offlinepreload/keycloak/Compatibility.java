@@ -12,7 +12,7 @@ import org.keycloak.common.Version;
 public final class Compatibility {
 
     /** The Keycloak minors this jar supports. A new minor is one adapter and one entry here. */
-    static final List<String> SUPPORTED_MINORS = List.of("26.7");
+    static final List<String> SUPPORTED_MINORS = List.of("26.5", "26.7");
 
     private Compatibility() {
     }
@@ -63,8 +63,10 @@ public final class Compatibility {
         return parts.length >= 2 ? parts[0] + "." + parts[1] : version;
     }
 
+    /** "26.7.x", "26.5.x and 26.7.x", "26.4.x, 26.5.x and 26.7.x". */
     static String supportedRange() {
-        return SUPPORTED_MINORS.size() == 1 ? SUPPORTED_MINORS.get(0) + ".x"
-                : SUPPORTED_MINORS.get(0) + ".x to " + SUPPORTED_MINORS.get(SUPPORTED_MINORS.size() - 1) + ".x";
+        List<String> minors = SUPPORTED_MINORS.stream().map(m -> m + ".x").toList();
+        String last = minors.get(minors.size() - 1);
+        return minors.size() == 1 ? last : String.join(", ", minors.subList(0, minors.size() - 1)) + " and " + last;
     }
 }

@@ -3,6 +3,7 @@ package dev.offlinepreload.keycloak;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
+import dev.offlinepreload.keycloak.KeycloakMinor.EntryExpiry;
 import org.infinispan.AdvancedCache;
 import org.infinispan.commons.time.TimeService;
 import org.infinispan.container.entries.InternalCacheEntry;
@@ -32,7 +33,7 @@ import org.infinispan.util.concurrent.DataOperationOrderer.Operation;
  * the segment's removal then takes the entry with it. No entry outlives its segment on this node.</li>
  * <li>is one atomic {@code compute} on the key: an entry that is there and not expired stays (a request cached the
  * session first); a request that commits later overwrites the loader's entry.</li>
- * <li>builds the entry with the container's own factory and the metadata a cache put with this lifespan and no
+ * <li>builds the entry with the container's own factory and the metadata a cache put with this lifespan and
  * max-idle builds.</li>
  * </ul>
  * No listener is notified of the loader's writes (Keycloak has none for these caches' writes), and no statistics.
@@ -66,9 +67,9 @@ final class ContainerWriter<K, V> {
         this.time = ComponentRegistry.componentOf(cache, TimeService.class);
     }
 
-    Result<V> putIfAbsent(K key, V value, long lifespanMs) {
+    Result<V> putIfAbsent(K key, V value, EntryExpiry expiry) {
         int segment = segments.getSegment(key);
-        Metadata metadata = new EmbeddedMetadata.Builder().lifespan(lifespanMs).maxIdle(-1).build();
+        Metadata metadata = new EmbeddedMetadata.Builder().lifespan(expiry.lifespanMs()).maxIdle(expiry.maxIdleMs()).build();
         CompletableFuture<Operation> ours = new CompletableFuture<>();
         CompletionStage<Operation> before = orderer == null ? null : orderer.orderOn(key, ours);
         try {

@@ -76,7 +76,8 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
             String schema = factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa
                     ? jpa.getSchema() : null;
             SessionQueries queries = em(session).unwrap(Session.class).doReturningWork(c -> new SessionQueries(schema,
-                    "PostgreSQL".equals(c.getMetaData().getDatabaseProductName()), statementTimeout, c.getMetaData().getDriverName()));
+                    "PostgreSQL".equals(c.getMetaData().getDatabaseProductName()), statementTimeout, c.getMetaData().getDriverName(),
+                    KeycloakMinor.RUNNING));
             return new KeycloakSessionStore(factory, providerId, caches, queries,
                     infinispan.getNodeInfo().nodeName(), requests);
         });
@@ -227,7 +228,8 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
         AtomicReference<BatchImport> attempt = new AtomicReference<>();
         try {
             return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
-                attempt.set(new BatchImport(session, queries, caches, removals, persistentSessions, providerId));
+                attempt.set(new BatchImport(session, queries, caches, removals, persistentSessions, providerId,
+                        KeycloakMinor.RUNNING));
                 return attempt.get().run(batch);
             });
         } catch (RuntimeException e) {

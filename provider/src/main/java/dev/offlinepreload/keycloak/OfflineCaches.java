@@ -12,6 +12,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 
 import dev.offlinepreload.cluster.TopologySnapshot;
+import dev.offlinepreload.keycloak.KeycloakMinor.EntryExpiry;
 import dev.offlinepreload.load.ImportedSession;
 import org.infinispan.AdvancedCache;
 import org.infinispan.Cache;
@@ -198,14 +199,14 @@ final class OfflineCaches {
 
     /** Put-if-absent of a user session's entry; see {@link ContainerWriter}. */
     ContainerWriter.Result<SessionEntityWrapper<UserSessionEntity>> putIfAbsent(String id,
-            SessionEntityWrapper<UserSessionEntity> wrapper, long lifespanMs) {
-        return sessionWriter.putIfAbsent(id, wrapper, lifespanMs);
+            SessionEntityWrapper<UserSessionEntity> wrapper, EntryExpiry expiry) {
+        return sessionWriter.putIfAbsent(id, wrapper, expiry);
     }
 
     /** @return whether it was put (false: a client session was cached already, or the segment moved away) */
     boolean putIfAbsent(EmbeddedClientSessionKey key, SessionEntityWrapper<AuthenticatedClientSessionEntity> wrapper,
-                        long lifespanMs) {
-        return clientSessionWriter.putIfAbsent(key, wrapper, lifespanMs).outcome() == ContainerWriter.Outcome.PUT;
+                        EntryExpiry expiry) {
+        return clientSessionWriter.putIfAbsent(key, wrapper, expiry).outcome() == ContainerWriter.Outcome.PUT;
     }
 
     long sessionsMaxCount() {

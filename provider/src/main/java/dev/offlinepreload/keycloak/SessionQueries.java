@@ -19,8 +19,6 @@ import java.util.function.Predicate;
 import dev.offlinepreload.plan.Batch;
 import jakarta.persistence.EntityManager;
 import org.hibernate.Session;
-import org.keycloak.models.jpa.session.ImmutablePersistentClientSessionEntity;
-import org.keycloak.models.jpa.session.ImmutablePersistentUserSessionEntity;
 
 /**
  * The loader's queries: plain, portable SQL over Keycloak's session tables, run through the connection of the
@@ -82,11 +80,11 @@ final class SessionQueries {
      *
      * @param localUserExists whether USER_ENTITY holds the session's user (false for users of a user storage provider)
      */
-    record UserSessionRow(ImmutablePersistentUserSessionEntity entity, SessionData data, boolean localUserExists) {
+    record UserSessionRow(ReadOnlyUserSession entity, SessionData data, boolean localUserExists) {
     }
 
     /** A client session row, its DATA read as {@link SessionData} (the entity's own DATA is null). */
-    record ClientSessionRow(ImmutablePersistentClientSessionEntity entity, SessionData data) {
+    record ClientSessionRow(ReadOnlyClientSession entity, SessionData data) {
     }
 
     /**
@@ -94,8 +92,9 @@ final class SessionQueries {
      * @param dataAsBytes whether DATA is read as the driver's unconverted UTF-8 bytes (PostgreSQL) instead of a string
      * @param timeout     longest a statement may take, or wait for the database ({@code database-timeout-seconds})
      * @param driverName  the JDBC driver's name: MySQL Connector/J streams only row by row
+     * @param minor       the Keycloak minor, whose session tables the queries read
      */
-    SessionQueries(String schema, boolean dataAsBytes, Duration timeout, String driverName) {
+    SessionQueries(String schema, boolean dataAsBytes, Duration timeout, String driverName, KeycloakMinor minor) {
         this.dataAsBytes = dataAsBytes;
         this.fetchSize = driverName.startsWith("MySQL Connector") ? Integer.MIN_VALUE : FETCH_SIZE;
         this.timeoutSeconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE / 1000 - READ_TIMEOUT_MARGIN_MILLIS, timeout.toSeconds()));
@@ -112,11 +111,12 @@ final class SessionQueries {
         // Whether the user exists, row by row through USER_ENTITY's primary key, in the same statement: as a second
         // statement (an id list per batch) it cost a round trip and 1000 bound ids per batch; as a join, PostgreSQL
         // may hash a small user table whole for every batch (4.6 s more per 1M in the benchmark)
+        // REMEMBER_ME exists from Keycloak 26.5 on; before, remember-me is in DATA only
         userSessions = "SELECT s.USER_SESSION_ID, s.REALM_ID, s.USER_ID, s.CREATED_ON, s.LAST_SESSION_REFRESH,"
-                + " s.BROKER_SESSION_ID, s.REMEMBER_ME, s.DATA, CASE WHEN EXISTS (SELECT 1 FROM " + prefix + "USER_ENTITY u"
+                + " s.BROKER_SESSION_ID, " + (minor.hasRememberMeColumn() ? "s.REMEMBER_ME" : "NULL") + ", s.DATA, CASE WHEN EXISTS (SELECT 1 FROM " + prefix + "USER_ENTITY u"
                 + " WHERE u.ID = s.USER_ID) THEN 1 ELSE 0 END FROM " + userTable + " s WHERE s.OFFLINE_FLAG = ? AND s.USER_SESSION_ID";
         // TIMESTAMP is a keyword in some databases: qualified, as Hibernate writes it, it is a plain column everywhere
-        clientSessions = "SELECT c.USER_SESSION_ID, c.CLIENT_ID, c.CLIENT_STORAGE_PROVIDER, c.EXTERNAL_CLIENT_ID, c.REALM_ID,"
+        clientSessions = "SELECT c.USER_SESSION_ID, c.CLIENT_ID, c.CLIENT_STORAGE_PROVIDER, c.EXTERNAL_CLIENT_ID,"
                 + " c.TIMESTAMP, c.DATA FROM " + clientTable + " c WHERE c.OFFLINE_FLAG = ? AND c.USER_SESSION_ID";
         userSessionIds = "SELECT USER_SESSION_ID FROM " + userTable + " WHERE OFFLINE_FLAG = ? AND USER_SESSION_ID";
         clientSessionKeys = "SELECT USER_SESSION_ID, CLIENT_ID, CLIENT_STORAGE_PROVIDER, EXTERNAL_CLIENT_ID FROM " + clientTable
@@ -160,16 +160,15 @@ final class SessionQueries {
 
     /** The user session rows of the batch's sessions, as Keycloak's own read-only projection, with their user's existence. */
     List<UserSessionRow> userSessions(EntityManager em, Batch batch, Predicate<String> wanted) {
-        return read(em, userSessions, batch, wanted, (id, rs) -> new UserSessionRow(new ImmutablePersistentUserSessionEntity(id,
-                rs.getString(2), rs.getString(3), rs.getInt(4), rs.getInt(5), rs.getString(6), OFFLINE, null, rememberMe(rs)),
+        return read(em, userSessions, batch, wanted, (id, rs) -> new UserSessionRow(new ReadOnlyUserSession(id,
+                rs.getString(2), rs.getString(3), rs.getInt(4), rs.getInt(5), rs.getString(6), rememberMe(rs)),
                 SessionData.read(rs, 8, dataAsBytes), rs.getInt(9) == 1));
     }
 
     /** The client session rows of the batch's sessions, as Keycloak's own read-only projection. */
     List<ClientSessionRow> clientSessions(EntityManager em, Batch batch, Predicate<String> wanted) {
-        return read(em, clientSessions, batch, wanted, (id, rs) -> new ClientSessionRow(new ImmutablePersistentClientSessionEntity(id,
-                rs.getString(2), rs.getString(3), rs.getString(4), OFFLINE, null, rs.getString(5), rs.getInt(6)),
-                SessionData.read(rs, 7, dataAsBytes)));
+        return read(em, clientSessions, batch, wanted, (id, rs) -> new ClientSessionRow(new ReadOnlyClientSession(id,
+                rs.getString(2), rs.getString(3), rs.getString(4), rs.getInt(5)), SessionData.read(rs, 6, dataAsBytes)));
     }
 
     /** Which user sessions of the batch (or its range) still exist. */
@@ -180,8 +179,7 @@ final class SessionQueries {
     /** Existing client sessions of the batch (or its range) as "userSessionId/clientId" (clientId as Keycloak resolves it). */
     Set<String> existingClientSessionKeys(EntityManager em, Batch batch) {
         return new HashSet<>(read(em, clientSessionKeys, batch, id -> true, (id, rs) -> clientSessionKey(id,
-                new ImmutablePersistentClientSessionEntity(id, rs.getString(2), rs.getString(3), rs.getString(4), OFFLINE,
-                        null, null, 0).getClientId())));
+                new ReadOnlyClientSession(id, rs.getString(2), rs.getString(3), rs.getString(4), 0).getClientId())));
     }
 
     /**

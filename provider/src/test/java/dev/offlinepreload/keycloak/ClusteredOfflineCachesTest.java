@@ -1,7 +1,7 @@
 package dev.offlinepreload.keycloak;
 
 import static dev.offlinepreload.keycloak.TestCluster.CLIENT_SESSIONS;
-import static dev.offlinepreload.keycloak.TestCluster.LIFESPAN_MS;
+import static dev.offlinepreload.keycloak.TestCluster.EXPIRY;
 import static dev.offlinepreload.keycloak.TestCluster.SESSIONS;
 import static dev.offlinepreload.keycloak.TestCluster.clientKey;
 import static dev.offlinepreload.keycloak.TestCluster.clientSession;
@@ -25,6 +25,7 @@ import java.util.List;
 
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.keycloak.ContainerWriter.Outcome;
+import dev.offlinepreload.keycloak.KeycloakMinor.EntryExpiry;
 import dev.offlinepreload.load.ImportedSession;
 import dev.offlinepreload.plan.Batch;
 import jakarta.persistence.EntityManager;
@@ -66,8 +67,8 @@ class ClusteredOfflineCachesTest {
         OfflineCaches caches = offlineCaches(a);
         SessionEntityWrapper<UserSessionEntity> loaded = userSession(id, "app-1");
 
-        assertThat(caches.putIfAbsent(id, loaded, LIFESPAN_MS).outcome()).isEqualTo(Outcome.PUT);
-        assertThat(caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), LIFESPAN_MS)).isTrue();
+        assertThat(caches.putIfAbsent(id, loaded, EXPIRY).outcome()).isEqualTo(Outcome.PUT);
+        assertThat(caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), EXPIRY)).isTrue();
 
         assertThat(holds(a, SESSIONS, id)).isTrue();
         assertThat(holds(a, CLIENT_SESSIONS, clientKey(id, "app-1"))).as("in its user session's segment, so A's too").isTrue();
@@ -81,9 +82,22 @@ class ClusteredOfflineCachesTest {
         assertThat(version(read.getValue())).isEqualTo(version(loaded));
         assertThat(read.getValue().getEntity().getUser()).isEqualTo("user-" + id);
         assertThat(read.getValue().getEntity().getClientSessions()).containsExactly("app-1");
-        assertThat(read.getLifespan()).isEqualTo(LIFESPAN_MS);
+        assertThat(read.getLifespan()).isEqualTo(EXPIRY.lifespanMs());
         assertThat(read.getMaxIdle()).isEqualTo(-1);
         assertThat(clientSessions(b).get(clientKey(id, "app-1")).getEntity().getClientId()).isEqualTo("app-1");
+    }
+
+    /** Keycloak before 26.6 puts a persistent-mode entry with its lifespan and its max-idle; the loader does the same there. */
+    @Test
+    void anEntryOfAMinorBefore26_6KeepsItsLifespanAndMaxIdle() {
+        String id = sessionOwnedBy(a, "max-idle");
+        EntryExpiry both = KeycloakMinor.of("26.5.6").expiry(60_000, 30_000);
+
+        assertThat(offlineCaches(a).putIfAbsent(id, userSession(id, "app-1"), both).outcome()).isEqualTo(Outcome.PUT);
+
+        var read = sessions(b).getCacheEntry(id);
+        assertThat(read.getLifespan()).isEqualTo(60_000);
+        assertThat(read.getMaxIdle()).isEqualTo(30_000);
     }
 
     @Test
@@ -94,7 +108,7 @@ class ClusteredOfflineCachesTest {
         String cachedThere = sessionOwnedBy(b, "theirs-cached");
         SessionEntityWrapper<UserSessionEntity> request = userSession(cachedThere, "app-1");
         sessions(b).put(cachedThere, request);
-        var result = caches.putIfAbsent(cachedThere, userSession(cachedThere, "app-1"), LIFESPAN_MS);
+        var result = caches.putIfAbsent(cachedThere, userSession(cachedThere, "app-1"), EXPIRY);
         assertThat(result.outcome()).isEqualTo(Outcome.NOT_OWNED);
         assertThat(result.present()).isNull();
         assertThat(holds(a, SESSIONS, cachedThere)).isFalse();
@@ -103,9 +117,9 @@ class ClusteredOfflineCachesTest {
 
         // Nobody cached it: A writes neither the session nor its client session, anywhere ...
         String notCached = sessionOwnedBy(b, "theirs");
-        assertThat(caches.putIfAbsent(notCached, userSession(notCached, "app-1"), LIFESPAN_MS).outcome())
+        assertThat(caches.putIfAbsent(notCached, userSession(notCached, "app-1"), EXPIRY).outcome())
                 .isEqualTo(Outcome.NOT_OWNED);
-        assertThat(caches.putIfAbsent(clientKey(notCached, "app-1"), clientSession(notCached, "app-1"), LIFESPAN_MS))
+        assertThat(caches.putIfAbsent(clientKey(notCached, "app-1"), clientSession(notCached, "app-1"), EXPIRY))
                 .as("the client session lives in its user session's segment: B's too").isFalse();
         assertThat(holds(a, SESSIONS, notCached)).isFalse();
         assertThat(holds(a, CLIENT_SESSIONS, clientKey(notCached, "app-1"))).isFalse();
@@ -116,8 +130,8 @@ class ClusteredOfflineCachesTest {
         // ... and nothing is lost: the owner's own loader puts it, and A reads it from there
         OfflineCaches owner = offlineCaches(b);
         SessionEntityWrapper<UserSessionEntity> loaded = userSession(notCached, "app-1");
-        assertThat(owner.putIfAbsent(notCached, loaded, LIFESPAN_MS).outcome()).isEqualTo(Outcome.PUT);
-        assertThat(owner.putIfAbsent(clientKey(notCached, "app-1"), clientSession(notCached, "app-1"), LIFESPAN_MS)).isTrue();
+        assertThat(owner.putIfAbsent(notCached, loaded, EXPIRY).outcome()).isEqualTo(Outcome.PUT);
+        assertThat(owner.putIfAbsent(clientKey(notCached, "app-1"), clientSession(notCached, "app-1"), EXPIRY)).isTrue();
         assertThat(version(sessions(a).get(notCached))).isEqualTo(version(loaded));
         assertThat(clientSessions(a).get(clientKey(notCached, "app-1"))).isNotNull();
     }
@@ -131,10 +145,10 @@ class ClusteredOfflineCachesTest {
         clientSessions(b).put(clientKey(id, "app-1"), requestClient);
 
         OfflineCaches caches = offlineCaches(a);
-        var result = caches.putIfAbsent(id, userSession(id, "app-1"), LIFESPAN_MS);
+        var result = caches.putIfAbsent(id, userSession(id, "app-1"), EXPIRY);
         assertThat(result.outcome()).isEqualTo(Outcome.PRESENT);
         assertThat(version(result.present())).isEqualTo(version(request));
-        assertThat(caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), LIFESPAN_MS)).isFalse();
+        assertThat(caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), EXPIRY)).isFalse();
         assertThat(version(sessions(b).get(id))).isEqualTo(version(request));
         assertThat(version(clientSessions(b).get(clientKey(id, "app-1")))).isEqualTo(version(requestClient));
     }
@@ -153,13 +167,13 @@ class ClusteredOfflineCachesTest {
             assertThat(topologyOfB.owns().test(id)).as(id + ": exactly one member plans it").isNotEqualTo(planned);
             DefaultCacheManager writer = planned ? a : b;
             DefaultCacheManager other = planned ? b : a;
-            assertThat(offlineCaches(other).putIfAbsent(id, userSession(id, "app-1"), LIFESPAN_MS).outcome())
+            assertThat(offlineCaches(other).putIfAbsent(id, userSession(id, "app-1"), EXPIRY).outcome())
                     .as(id).isEqualTo(Outcome.NOT_OWNED);
-            assertThat(offlineCaches(other).putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), LIFESPAN_MS))
+            assertThat(offlineCaches(other).putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), EXPIRY))
                     .as(id).isFalse();
-            assertThat(offlineCaches(writer).putIfAbsent(id, userSession(id, "app-1"), LIFESPAN_MS).outcome())
+            assertThat(offlineCaches(writer).putIfAbsent(id, userSession(id, "app-1"), EXPIRY).outcome())
                     .as(id).isEqualTo(Outcome.PUT);
-            assertThat(offlineCaches(writer).putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), LIFESPAN_MS))
+            assertThat(offlineCaches(writer).putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), EXPIRY))
                     .as(id).isTrue();
             ownedByA += planned ? 1 : 0;
         }
@@ -176,8 +190,8 @@ class ClusteredOfflineCachesTest {
             String loggedOut = sessionOwnedBy(a, "logged-out");
             String evicted = sessionOwnedBy(a, "evicted");
             for (String id : List.of(loggedOut, evicted)) {
-                caches.putIfAbsent(id, userSession(id, "app-1"), LIFESPAN_MS);
-                caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), LIFESPAN_MS);
+                caches.putIfAbsent(id, userSession(id, "app-1"), EXPIRY);
+                caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), EXPIRY);
             }
             long mark = watch.mark();
 
@@ -205,9 +219,9 @@ class ClusteredOfflineCachesTest {
         String deleted = sessionOwnedBy(a, "swept-deleted");
         String theirs = sessionOwnedBy(b, "swept-theirs");
         for (String id : List.of(kept, deleted)) {
-            caches.putIfAbsent(id, userSession(id, "app-1", "app-2"), LIFESPAN_MS);
-            caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), LIFESPAN_MS);
-            caches.putIfAbsent(clientKey(id, "app-2"), clientSession(id, "app-2"), LIFESPAN_MS);
+            caches.putIfAbsent(id, userSession(id, "app-1", "app-2"), EXPIRY);
+            caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), EXPIRY);
+            caches.putIfAbsent(clientKey(id, "app-2"), clientSession(id, "app-2"), EXPIRY);
         }
         SessionEntityWrapper<UserSessionEntity> cachedOnB = userSession(theirs);
         sessions(b).put(theirs, cachedOnB); // e.g. the segment moved to B after A loaded it, and a request reloaded it there
@@ -226,7 +240,7 @@ class ClusteredOfflineCachesTest {
                     new ImportedSession(deleted, List.of("app-1", "app-2")), new ImportedSession(theirs, List.of()));
             Batch batch = new Batch(List.of(deleted, kept, theirs), false);
 
-            int removed = DeletedSessionSweep.sweep(entityManager(db), new SessionQueries(null, false, Duration.ofSeconds(10), "H2 JDBC Driver"), caches, batch, imported);
+            int removed = DeletedSessionSweep.sweep(entityManager(db), new SessionQueries(null, false, Duration.ofSeconds(10), "H2 JDBC Driver", KeycloakMinor.of("26.7.4")), caches, batch, imported);
 
             assertThat(removed).as("'deleted', kept's app-2 and 'theirs'").isEqualTo(3);
         }

@@ -1,7 +1,7 @@
 package dev.offlinepreload.keycloak;
 
 import static dev.offlinepreload.keycloak.TestCluster.CLIENT_SESSIONS;
-import static dev.offlinepreload.keycloak.TestCluster.LIFESPAN_MS;
+import static dev.offlinepreload.keycloak.TestCluster.EXPIRY;
 import static dev.offlinepreload.keycloak.TestCluster.SESSIONS;
 import static dev.offlinepreload.keycloak.TestCluster.TIMEOUT;
 import static dev.offlinepreload.keycloak.TestCluster.await;
@@ -90,7 +90,7 @@ class ClusteredRebalanceTest {
             List<Future<Outcome>> outcomes = new ArrayList<>();
             for (String id : ids) {
                 outcomes.add(writers.submit(() -> clock.holding(
-                        () -> caches.putIfAbsent(id, userSession(id), LIFESPAN_MS).outcome())));
+                        () -> caches.putIfAbsent(id, userSession(id), EXPIRY).outcome())));
             }
             clock.awaitHeld(ids.size());
 
@@ -153,10 +153,10 @@ class ClusteredRebalanceTest {
                             continue;
                         }
                         boolean wasSettled = settled.get();
-                        Outcome session = caches.putIfAbsent(id, userSession(id, "app-1"), LIFESPAN_MS).outcome();
+                        Outcome session = caches.putIfAbsent(id, userSession(id, "app-1"), EXPIRY).outcome();
                         // as BatchImport does: client sessions only for a session it put
                         boolean clientSession = session == Outcome.PUT
-                                && caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), LIFESPAN_MS);
+                                && caches.putIfAbsent(clientKey(id, "app-1"), clientSession(id, "app-1"), EXPIRY);
                         writes.add(new Write(id, loader, session, clientSession));
                         if (wasSettled) {
                             afterSettled.incrementAndGet();

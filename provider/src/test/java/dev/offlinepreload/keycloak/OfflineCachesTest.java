@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.offlinepreload.keycloak.ContainerWriter.Outcome;
+import dev.offlinepreload.keycloak.KeycloakMinor.EntryExpiry;
 import dev.offlinepreload.load.ImportedSession;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.factories.ComponentRegistry;
@@ -41,14 +42,14 @@ class OfflineCachesTest {
     private void putSession(String id, String... listedClients) {
         UserSessionEntity entity = new UserSessionEntity(id);
         entity.getClientSessions().addAll(List.of(listedClients));
-        caches.putIfAbsent(id, OfflineCaches.wrap(entity), 60_000);
+        caches.putIfAbsent(id, OfflineCaches.wrap(entity), TestCluster.EXPIRY);
     }
 
     private boolean putClientSession(String id, String client) {
         AuthenticatedClientSessionEntity entity = new AuthenticatedClientSessionEntity();
         entity.setUserSessionId(id);
         entity.setClientId(client);
-        return caches.putIfAbsent(new EmbeddedClientSessionKey(id, client), OfflineCaches.wrap(entity), 60_000);
+        return caches.putIfAbsent(new EmbeddedClientSessionKey(id, client), OfflineCaches.wrap(entity), TestCluster.EXPIRY);
     }
 
     @Test
@@ -67,7 +68,7 @@ class OfflineCachesTest {
     void putIfAbsentNeverReplacesAnEntry() {
         putSession("s1", "app-1");
         UserSessionEntity newer = new UserSessionEntity("s1");
-        var existing = caches.putIfAbsent("s1", OfflineCaches.wrap(newer), 60_000);
+        var existing = caches.putIfAbsent("s1", OfflineCaches.wrap(newer), TestCluster.EXPIRY);
         assertThat(existing.outcome()).isEqualTo(Outcome.PRESENT);
         assertThat(existing.present().getEntity()).isNotSameAs(newer).isSameAs(caches.session("s1").getEntity());
         assertThat(putClientSession("s1", "app-1")).isTrue();
@@ -80,7 +81,7 @@ class OfflineCachesTest {
         CompletableFuture<Operation> removal = new CompletableFuture<>(); // a logout's removal, its listeners not yet told
         assertThat(orderer.orderOn("s1", removal)).isNull();
         CompletableFuture<Outcome> put = CompletableFuture.supplyAsync(
-                () -> caches.putIfAbsent("s1", OfflineCaches.wrap(new UserSessionEntity("s1")), 60_000).outcome());
+                () -> caches.putIfAbsent("s1", OfflineCaches.wrap(new UserSessionEntity("s1")), TestCluster.EXPIRY).outcome());
         Thread.sleep(300);
         assertThat(put).as("the loader's write waits for the removal").isNotDone();
         orderer.completeOperation("s1", removal, Operation.REMOVE);
@@ -114,10 +115,10 @@ class OfflineCachesTest {
     @Test
     void anExpiredEntryCountsAsAbsent() throws InterruptedException {
         UserSessionEntity old = new UserSessionEntity("s1");
-        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(old), 1).outcome()).isEqualTo(Outcome.PUT);
+        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(old), new EntryExpiry(1, EntryExpiry.NONE)).outcome()).isEqualTo(Outcome.PUT);
         Thread.sleep(20);
         UserSessionEntity fresh = new UserSessionEntity("s1");
-        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(fresh), 60_000).outcome()).as("the expired entry is replaced")
+        assertThat(caches.putIfAbsent("s1", OfflineCaches.wrap(fresh), TestCluster.EXPIRY).outcome()).as("the expired entry is replaced")
                 .isEqualTo(Outcome.PUT);
         assertThat(caches.session("s1").getEntity()).isSameAs(fresh);
     }

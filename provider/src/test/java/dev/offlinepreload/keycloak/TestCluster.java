@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import dev.offlinepreload.keycloak.KeycloakMinor.EntryExpiry;
+
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionFactory;
 import org.infinispan.AdvancedCache;
@@ -44,7 +46,7 @@ final class TestCluster implements AutoCloseable {
     static final String SESSIONS = InfinispanConnectionProvider.OFFLINE_USER_SESSION_CACHE_NAME;
     static final String CLIENT_SESSIONS = InfinispanConnectionProvider.OFFLINE_CLIENT_SESSION_CACHE_NAME;
     static final int SEGMENTS = 16;
-    static final long LIFESPAN_MS = 60_000;
+    static final EntryExpiry EXPIRY = new EntryExpiry(60_000, EntryExpiry.NONE);
     static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     private final String name = "offline-preload-test-" + UUID.randomUUID();
