@@ -127,7 +127,7 @@ class PreloadIT {
         KeycloakNode first = cluster.node(1);
         CompletableFuture<Void> starting = first.startInBackground();
         first.awaitLogLine("Offline session preload on node1: loading", Duration.ofMinutes(3));
-        first.awaitLogLine("Bootstrap completed", Duration.ofMinutes(1)); // serving requests, ready or not
+        first.awaitServing(Duration.ofMinutes(1)); // serving requests, ready or not
         CompletableFuture<Void> revocations = CompletableFuture.runAsync(PreloadIT::revoke);
         starting.join();
         Startables.deepStart(cluster.nodes().subList(1, 3)).join();

@@ -115,7 +115,7 @@ class RevocationRaceIT {
         }
         KeycloakNode first = cluster.node(1);
         CompletableFuture<Void> starting = first.startInBackground();
-        first.awaitLogLine("Bootstrap completed", Duration.ofMinutes(3)); // serving requests; its load waits for node 2
+        first.awaitServing(Duration.ofMinutes(3)); // serving requests; its load waits for node 2
         starting = CompletableFuture.allOf(starting, cluster.node(2).startInBackground());
         for (KeycloakNode node : cluster.nodes()) {
             node.awaitLogLine("Offline session preload on " + node.name() + ": loading", Duration.ofMinutes(3));

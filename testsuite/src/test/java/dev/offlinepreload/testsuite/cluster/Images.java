@@ -84,7 +84,8 @@ public final class Images {
     }
 
     /**
-     * The Keycloak image with this provider installed and built, tagged by the content of its inputs.
+     * The Keycloak image (of {@link TestPaths#otherKeycloakVersion} where set) with this provider installed and built, tagged by the
+     * content of its inputs.
      *
      * @param db           the database vendor Keycloak is built for (postgres, mariadb)
      * @param buildOptions extra {@code kc.sh build} options ("" for none)
@@ -101,7 +102,7 @@ public final class Images {
     private static String buildKeycloakWithProvider(String db, String buildOptions) {
         Path jar = TestPaths.providerJar();
         Path dockerfile = TestPaths.repoRoot().resolve("docker/keycloak-with-provider/Dockerfile");
-        String base = keycloak();
+        String base = TestPaths.otherKeycloakVersion() == null ? keycloak() : keycloak(TestPaths.otherKeycloakVersion());
         String tag = "offline-preload/keycloak-test:"
                 + sha256(read(jar), read(dockerfile),
                         (base + "@" + imageId(base) + " " + db + " " + buildOptions).getBytes(StandardCharsets.UTF_8)).substring(0, 16);

@@ -105,6 +105,14 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
     }
 
     /**
+     * Waits until the node's current container serves requests, ready or not: Keycloak 26.7 bootstraps after Quarkus
+     * has started and logs "Bootstrap completed"; 26.5 bootstraps while Quarkus starts, so "Listening on" is the line.
+     */
+    public void awaitServing(Duration timeout) {
+        awaitLogLine(TestPaths.otherKeycloakVersion() == null ? "Bootstrap completed" : "Listening on:", timeout);
+    }
+
+    /**
      * Starts the node and kills it (SIGKILL) as soon as its log shows {@code text}, e.g. in the middle of its load;
      * returns once the killed container is gone. The others find out through failure detection.
      */

@@ -3,7 +3,7 @@ package dev.offlinepreload.testsuite.cluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Paths handed in by the Failsafe configuration in testsuite/pom.xml. */
+/** Paths and the Keycloak version handed in by the Failsafe configuration in testsuite/pom.xml. */
 public final class TestPaths {
 
     private TestPaths() {
@@ -23,6 +23,15 @@ public final class TestPaths {
 
     public static Path logDir() {
         return Path.of(property("offlinepreload.logDir"));
+    }
+
+    /**
+     * The Keycloak version the Failsafe execution of an older minor runs its ITs on
+     * ({@code offlinepreload.keycloakVersion}), or null for the project's own.
+     */
+    public static String otherKeycloakVersion() {
+        String version = System.getProperty("offlinepreload.keycloakVersion");
+        return version == null || version.isBlank() ? null : version;
     }
 
     private static String property(String name) {
