@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -39,7 +40,9 @@ import org.keycloak.representations.idm.RealmRepresentation;
  * this provider at its defaults, with adaptive-load=false, and installed with preloading=false) side by side, in each of {@code --window-modes}
  * (persistent sessions, Keycloak's default, and volatile); per setup also the database's CPU over the window, the
  * session-row SELECTs Keycloak ran per request (the loader's statements, tagged, are not counted) and when every node
- * had finished its load.
+ * had finished its load. With {@code --window-repeat} above 1, stock's and the provider's windows alternate, repeat by
+ * repeat (each cluster's nodes stopped while the other is measured), and a second table gives each setup's median p99
+ * per window.
  */
 final class RestartWindow {
 
@@ -85,15 +88,32 @@ final class RestartWindow {
         for (String mode : settings.windowModes()) {
             String build = mode.equals("volatile") ? VOLATILE : "";
             measured.clear();
-            if (settings.windowSetups().contains("stock")) {
-                measure(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), build), build);
-            }
-            if (PROVIDER_SETUPS.stream().anyMatch(settings.windowSetups()::contains)) {
-                measure(RefreshLatency.OURS, null, build);
+            List<Prepared> clusters = new ArrayList<>();
+            try {
+                if (settings.windowSetups().contains("stock")) {
+                    clusters.add(prepare(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), build), build));
+                }
+                if (PROVIDER_SETUPS.stream().anyMatch(settings.windowSetups()::contains)) {
+                    clusters.add(prepare(RefreshLatency.OURS, null, build));
+                }
+                for (String m : settings.windowMixes()) {
+                    mix = m;
+                    // Stock's and the provider's windows alternate, repeat by repeat, so that whatever drifts over
+                    // the run (the machine, the databases) spreads over every setup alike. A cluster's nodes are
+                    // stopped while the other cluster is measured.
+                    for (int r = 1; r <= settings.windowRepeat(); r++) {
+                        String run = settings.windowRepeat() > 1 ? " #" + r : "";
+                        for (Prepared prepared : clusters) {
+                            measureOnce(prepared, run);
+                        }
+                    }
+                }
+            } finally {
+                clusters.forEach(c -> c.cluster().close());
             }
             for (String m : settings.windowMixes()) {
                 List<Run> ofMix = measured.stream().filter(r -> r.setup().endsWith(" [" + m + "]")).toList();
-                String table = table(ofMix);
+                String table = table(ofMix) + (settings.windowRepeat() > 1 ? "\n" + medians(ofMix) : "");
                 tables.append("### ").append(mode).append(" sessions, ").append(m).append("\n\n").append(table).append('\n');
                 Progress.say("%n%s", table);
             }
@@ -101,48 +121,84 @@ final class RestartWindow {
         write();
     }
 
-    private void measure(String setup, String image, String build) {
+    /** A seeded cluster between its windows: its nodes stopped, the tokens and the next window's access tokens at hand. */
+    private static final class Prepared {
+        final String setup;
+        final KeycloakCluster cluster;
+        final Database db;
+        final List<String> tokens;
+        List<String> access = List.of();
+
+        Prepared(String setup, KeycloakCluster cluster, Database db, List<String> tokens) {
+            this.setup = setup;
+            this.cluster = cluster;
+            this.db = db;
+            this.tokens = tokens;
+        }
+
+        KeycloakCluster cluster() {
+            return cluster;
+        }
+
+        boolean ours() {
+            return setup.equals(RefreshLatency.OURS);
+        }
+    }
+
+    private Prepared prepare(String setup, String image, String build) {
         KeycloakCluster.Builder builder = RefreshLatency.cluster("benchmark-window", settings.windowSessions(), settings, image);
         if (image == null) {
             builder.buildOptions(build);
         }
-        try (KeycloakCluster cluster = builder.build().start()) {
+        KeycloakCluster cluster = builder.build().start();
+        try {
             List<String> tokens;
             try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
                 Realm realm = seeder.createRealm(cluster.node(1), REALM, 1, RefreshLatency.USERS);
                 tokens = RefreshLatency.login(cluster, realm, settings.windowTokens());
                 seeder.seed(realm, SeedShape.simple(settings.windowSessions() - settings.windowTokens()));
             }
-            Database db = new Database(cluster);
             try (Keycloak admin = TestRealm.admin(cluster.node(1))) {
                 // The access tokens of the read-heavy mix are fetched before each restart and must outlive its window.
                 RealmRepresentation realm = admin.realm(REALM).toRepresentation();
                 realm.setAccessTokenLifespan(3600);
                 admin.realm(REALM).update(realm);
             }
+            Prepared prepared = new Prepared(setup, cluster, new Database(cluster), tokens);
             // One untimed restart first: a cluster's first restart after seeding ran measurably slower than its later
             // ones (2026-11-26: stock's p99 in 10-20 s 12.2 s, then 6.8 s), and would count against whichever setup
             // happens to come first.
-            db.settle();
+            prepared.db.settle();
             cluster.restartAll();
-            int repeat = settings.windowRepeat();
-            for (String m : settings.windowMixes()) {
-                mix = m;
-                for (int r = 1; r <= repeat; r++) {
-                    String run = repeat > 1 ? " #" + r : "";
-                    if (image != null) {
-                        measured.add(window(setup + run, cluster, db, tokens, false));
-                        continue;
-                    }
-                    // The provider's setups alternate on one cluster, so that drift over the run spreads over all of them.
-                    for (String ours : PROVIDER_SETUPS) {
-                        if (settings.windowSetups().contains(ours)) {
-                            cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, Boolean.toString(!ours.equals("uncapped"))));
-                            cluster.nodes().forEach(n -> n.setEnv(PRELOADING, Boolean.toString(!ours.equals("off"))));
-                            measured.add(window(setup + ", " + LABELS.get(ours) + run, cluster, db, tokens, !ours.equals("off")));
-                        }
-                    }
-                }
+            pause(prepared);
+            return prepared;
+        } catch (RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    /** Fetches the next window's access tokens where the read-heavy mix needs them, then stops the nodes. */
+    private void pause(Prepared prepared) {
+        if (settings.windowMixes().contains("read-heavy")) {
+            prepared.access = accessTokens(prepared.cluster, prepared.tokens);
+        }
+        prepared.cluster.nodes().forEach(KeycloakNode::stopGracefully);
+    }
+
+    private void measureOnce(Prepared prepared, String run) {
+        if (!prepared.ours()) {
+            measured.add(window(prepared.setup + run, prepared, false));
+            pause(prepared);
+            return;
+        }
+        // The provider's setups alternate on one cluster too.
+        for (String ours : PROVIDER_SETUPS) {
+            if (settings.windowSetups().contains(ours)) {
+                prepared.cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, Boolean.toString(!ours.equals("uncapped"))));
+                prepared.cluster.nodes().forEach(n -> n.setEnv(PRELOADING, Boolean.toString(!ours.equals("off"))));
+                measured.add(window(prepared.setup + ", " + LABELS.get(ours) + run, prepared, !ours.equals("off")));
+                pause(prepared);
             }
         }
     }
@@ -161,10 +217,13 @@ final class RestartWindow {
         return access;
     }
 
-    private Run window(String baseSetup, KeycloakCluster cluster, Database db, List<String> tokens, boolean loads) {
+    private Run window(String baseSetup, Prepared prepared, boolean loads) {
         String setup = baseSetup + " [" + mix + "]";
         boolean readHeavy = mix.equals("read-heavy");
-        List<String> access = readHeavy ? accessTokens(cluster, tokens) : List.of();
+        KeycloakCluster cluster = prepared.cluster;
+        Database db = prepared.db;
+        List<String> tokens = prepared.tokens;
+        List<String> access = prepared.access;
         db.settle(); // the traffic of the window before left dead tuples and dirty pages behind
         cluster.restartAll();
         db.resetStatements();
@@ -268,6 +327,44 @@ final class RestartWindow {
         out.append("\n| Keycloak's session-row SELECTs per request |");
         runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.2f |", r.selectsPerRequest())));
         return out.append('\n').toString();
+    }
+
+    /**
+     * Per setup, the median over its repeats of each 10-s window's p99: one run's p99 in the first windows varies by
+     * a factor of two from restart to restart of the same setup, the median of three much less.
+     */
+    String medians(List<Run> runs) {
+        Map<String, List<Run>> bySetup = new LinkedHashMap<>();
+        runs.forEach(r -> bySetup.computeIfAbsent(r.setup().replaceAll(" #\\d+", ""), k -> new ArrayList<>()).add(r));
+        StringBuilder out = new StringBuilder("Median over the repeats of each window's p99 (ms):\n\n| window after ready |");
+        bySetup.forEach((setup, ofSetup) -> out.append(' ').append(setup).append(", ").append(ofSetup.size()).append(" runs |"));
+        out.append("\n|---|").append("---|".repeat(bySetup.size())).append('\n');
+        for (int w = 0; w * WINDOW_SECONDS < seconds; w++) {
+            double from = w * WINDOW_SECONDS * 1000.0;
+            double to = from + WINDOW_SECONDS * 1000.0;
+            out.append(String.format(Locale.ROOT, "| %d–%d s |", w * WINDOW_SECONDS, (w + 1) * WINDOW_SECONDS));
+            bySetup.values().forEach(ofSetup -> out.append(' ').append(ms(median(ofSetup.stream().map(r -> p99(
+                    r.samples().stream().filter(s -> s.dueMillis() >= from && s.dueMillis() < to).toList())).toList())))
+                    .append(" |"));
+            out.append('\n');
+        }
+        out.append("| whole window |");
+        bySetup.values().forEach(ofSetup -> out.append(' ')
+                .append(ms(median(ofSetup.stream().map(r -> p99(r.samples())).toList()))).append(" |"));
+        return out.append('\n').toString();
+    }
+
+    private static double p99(List<Sample> samples) {
+        return new Latencies(samples.stream().filter(s -> !s.failed()).map(Sample::latencyMillis).toList(), 0, 0).percentile(99);
+    }
+
+    static double median(List<Double> values) {
+        List<Double> sorted = values.stream().filter(v -> !Double.isNaN(v)).sorted().toList();
+        if (sorted.isEmpty()) {
+            return Double.NaN;
+        }
+        int mid = sorted.size() / 2;
+        return sorted.size() % 2 == 1 ? sorted.get(mid) : (sorted.get(mid - 1) + sorted.get(mid)) / 2;
     }
 
     private static String cell(List<Sample> samples) {
