@@ -32,12 +32,8 @@ public final class AdaptiveLimit {
     static final int PATIENCE_TICKS = 300_000 / TICK_MILLIS;
     /** Ticks with no request at work, in a row, before the load speeds up: a second. */
     static final int QUIET_TICKS = 1_000 / TICK_MILLIS;
-    /**
-     * The same before the pass has seen a request: two seconds. Long enough that a node whose traffic arrives with its
-     * readiness does not load first; short enough that a load with no traffic at all costs little (1M: 18 s plus 2).
-     * Traffic that arrives later stops the load at the next tick, after the batches in flight.
-     */
-    static final int FIRST_QUIET_TICKS = 2_000 / TICK_MILLIS;
+    /** The same before the pass has seen a request: ten seconds. */
+    static final int FIRST_QUIET_TICKS = 10_000 / TICK_MILLIS;
     /** Fewer request threads at work than this, on average over a tick, count as none. */
     static final double IDLE_REQUESTS = 0.05;
 
