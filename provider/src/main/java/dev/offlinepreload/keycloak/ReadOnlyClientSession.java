@@ -1,5 +1,6 @@
 package dev.offlinepreload.keycloak;
 
+import org.keycloak.models.jpa.session.PersistentClientSessionEntity;
 import org.keycloak.models.session.PersistentClientSessionModel;
 import org.keycloak.storage.StorageId;
 
@@ -11,9 +12,6 @@ import org.keycloak.storage.StorageId;
 record ReadOnlyClientSession(String userSessionId, String clientId, String clientStorageProvider, String externalClientId,
                              int timestamp) implements PersistentClientSessionModel {
 
-    /** {@code PersistentClientSessionEntity.LOCAL}: the external client id of a client of the realm itself. */
-    static final String LOCAL = "local";
-
     @Override
     public String getUserSessionId() {
         return userSessionId;
@@ -22,7 +20,7 @@ record ReadOnlyClientSession(String userSessionId, String clientId, String clien
     /** The client's id as Keycloak resolves it: a client of a client storage provider gets its storage id. */
     @Override
     public String getClientId() {
-        return LOCAL.equals(externalClientId) ? clientId : new StorageId(clientStorageProvider, externalClientId).getId();
+        return PersistentClientSessionEntity.LOCAL.equals(externalClientId) ? clientId : new StorageId(clientStorageProvider, externalClientId).getId();
     }
 
     @Override
