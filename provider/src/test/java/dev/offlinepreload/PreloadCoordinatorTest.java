@@ -354,7 +354,9 @@ class PreloadCoordinatorTest {
         statementTimesOut.countDown();
         closing.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
 
+        // As above: the pool's termination is seen a moment before its thread is gone.
         for (Thread thread : concat(store.planningThreads, store.countingThreads)) {
+            thread.join(1000);
             assertThat(thread.isAlive()).as("%s alive after close() returned", thread.getName()).isFalse();
         }
         assertThat(store.importCalls).as("no batch after close()").hasValue(0);

@@ -12,7 +12,7 @@ import org.keycloak.common.Version;
 public final class Compatibility {
 
     /** The Keycloak minors this jar supports. A new minor is one adapter and one entry here. */
-    static final List<String> SUPPORTED_MINORS = List.of("26.5", "26.7");
+    static final List<String> SUPPORTED_MINORS = List.of("26.5", "26.6", "26.7");
 
     private Compatibility() {
     }
@@ -63,7 +63,7 @@ public final class Compatibility {
         return parts.length >= 2 ? parts[0] + "." + parts[1] : version;
     }
 
-    /** "26.7.x", "26.5.x and 26.7.x", "26.4.x, 26.5.x and 26.7.x". */
+    /** "26.7.x", "26.5.x and 26.7.x", "26.5.x, 26.6.x and 26.7.x". */
     static String supportedRange() {
         List<String> minors = SUPPORTED_MINORS.stream().map(m -> m + ".x").toList();
         String last = minors.get(minors.size() - 1);
