@@ -23,6 +23,7 @@ public final class Benchmark {
         LoaderComparison loaders = new LoaderComparison(settings);
         if (settings.runs("ours")) {
             loaders.runOurs();
+            settings.otherMinors().forEach(loaders::runOursOn);
         }
         if (settings.runs("kc24")) {
             loaders.runKeycloak24();

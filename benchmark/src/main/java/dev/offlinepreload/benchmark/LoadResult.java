@@ -29,6 +29,17 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
     static final String OURS = "ours";
     static final String KC24 = "Keycloak " + LoaderComparison.KC24_VERSION;
     static final String RAW = "raw JDBC read";
+    private static final String OURS_ON = "ours on Keycloak ";
+
+    /** This provider's loads on a node of another Keycloak version than the project's. */
+    static String oursOn(String keycloakVersion) {
+        return OURS_ON + keycloakVersion;
+    }
+
+    /** The Keycloak version of an {@link #oursOn} result, or null. */
+    String otherKeycloakVersion() {
+        return loader.startsWith(OURS_ON) ? loader.substring(OURS_ON.length()) : null;
+    }
 
     /** The fastest completed load of {@code sessions} by {@code loader}. */
     static Optional<LoadResult> fastest(List<LoadResult> results, String loader, int sessions) {

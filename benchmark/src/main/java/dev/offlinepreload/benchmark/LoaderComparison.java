@@ -2,10 +2,6 @@ package dev.offlinepreload.benchmark;
 
 import static org.awaitility.Awaitility.await;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
@@ -18,6 +14,7 @@ import dev.offlinepreload.testsuite.cluster.Images;
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 import dev.offlinepreload.testsuite.cluster.NodeLog;
+import dev.offlinepreload.testsuite.cluster.TestPaths;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import org.awaitility.core.ConditionTimeoutException;
@@ -31,7 +28,6 @@ final class LoaderComparison {
     static final String KC24_VERSION = "24.0.5";
     /** Several client sessions per session need more heap than the one-client-session loads' 4 GiB. */
     private static final String SEVERAL_CLIENTS_HEAP = "8g";
-    private static final String JFR_FILE = "/tmp/preload.jfr";
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final Pattern OUR_PLANNED = Pattern.compile("Offline session preload on \\S+: loading \\d+ sessions");
     private static final Pattern OUR_END = Pattern.compile("Offline session preload on \\S+ .* in [0-9.]+ s: \\d+ loaded");
@@ -127,6 +123,40 @@ final class LoaderComparison {
         }
     }
 
+    /**
+     * This provider on a node of another Keycloak version ({@code --other-minors}), on its own database: the largest
+     * size at the defaults and with adaptive-load=false, as {@link #runOurs} measures them on the project's version.
+     * The testsuite's way of picking the version ({@link TestPaths#otherKeycloakVersion}) picks it here too.
+     */
+    void runOursOn(String keycloakVersion) {
+        int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
+        String loader = LoadResult.oursOn(keycloakVersion);
+        System.setProperty(TestPaths.KEYCLOAK_VERSION, keycloakVersion);
+        try (KeycloakCluster cluster = KeycloakCluster.builder("benchmark-ours-" + keycloakVersion).nodes(1)
+                .pgStatStatements()
+                .sharedBuffers(settings.sharedBuffers())
+                .env("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()))
+                .env("KC_LOG_LEVEL", "INFO")
+                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
+                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
+                .build().start()) {
+            KeycloakNode node = cluster.node(1);
+            Database db = new Database(cluster);
+            node.setEnv(PRELOAD + "PRELOADING", "false");
+            node.restart();
+            double startupCpu = ContainerCpu.seconds(node);
+            Progress.say("%s: a start with nothing to load took %.1f s of CPU", loader, startupCpu);
+            node.setEnv(PRELOAD + "PRELOADING", "true");
+            new Seeding(cluster, node).upTo(largest, db);
+            results.add(measureOurs(loader, startupCpu, node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(), null));
+            node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "false");
+            results.add(measureOurs(loader, startupCpu, node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(),
+                    Report.UNGOVERNED));
+        } finally {
+            System.clearProperty(TestPaths.KEYCLOAK_VERSION);
+        }
+    }
+
     /** Empties the session tables and seeds the largest size again, with several client sessions per session. */
     private void severalClientSessions(KeycloakCluster cluster, KeycloakNode node, Database db, int size) {
         db.execute("DELETE FROM offline_client_session");
@@ -208,6 +238,15 @@ final class LoaderComparison {
     }
 
     private LoadResult measureOurs(KeycloakNode node, Database db, int size, int batch, int workers, String heapNote) {
+        return measureOurs(LoadResult.OURS, ourStartupCpu, node, db, size, batch, workers, heapNote);
+    }
+
+    /**
+     * @param loader     the label of the result: {@link LoadResult#OURS}, or {@link LoadResult#oursOn} another minor
+     * @param startupCpu CPU seconds that loader's node took to start with nothing to load
+     */
+    private LoadResult measureOurs(String loader, double startupCpu, KeycloakNode node, Database db, int size, int batch,
+                                   int workers, String heapNote) {
         node.setEnv(PRELOAD + "BATCH_SIZE", Integer.toString(batch));
         node.setEnv(PRELOAD + "WORKERS_PER_NODE", Integer.toString(workers));
         db.settle();
@@ -218,13 +257,13 @@ final class LoaderComparison {
             await("preload done").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(200))
                     .until(() -> !node.isRunning() || lastLine(node, l -> OUR_END.matcher(l).find()) != null);
         } catch (RuntimeException e) {
-            return failed(LoadResult.OURS, size, batch, workers, node, e);
+            return failed(loader, size, batch, workers, node, e);
         }
         if (!node.isRunning()) {
-            return failed(LoadResult.OURS, size, batch, workers, node, null);
+            return failed(loader, size, batch, workers, node, null);
         }
         double dbCpuSeconds = db.cpuSeconds() - cpu;
-        double nodeCpuSeconds = ContainerCpu.seconds(node) - ourStartupCpu;
+        double nodeCpuSeconds = ContainerCpu.seconds(node) - startupCpu;
         NodeMetrics metrics = NodeMetrics.scrape(node);
         double seconds = metrics.value("keycloak_offline_preload_last_pass_seconds");
         long loaded = metrics.preloaded("loaded");
@@ -241,7 +280,7 @@ final class LoaderComparison {
         if (loaded < size) {
             note = (note + " loaded only " + loaded).trim();
         }
-        LoadResult result = new LoadResult(LoadResult.OURS, size, batch, workers, seconds, gc.peakAfterGcBytes() >> 20,
+        LoadResult result = new LoadResult(loader, size, batch, workers, seconds, gc.peakAfterGcBytes() >> 20,
                 gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds, dbCpuSeconds, nodeCpuSeconds,
                 gc.pauseMillis() / 1000, note);
         Progress.say("ours: %s", result.csv());
@@ -317,21 +356,7 @@ final class LoaderComparison {
     /** @param note the run's note (capped heap, several client sessions), in the file's name if any */
     private void copyProfile(KeycloakNode node, String name, String note) {
         String file = note == null ? name : name + "-" + note.replaceAll("[^A-Za-z0-9]+", "-");
-        Path target = settings.out().resolve("jfr").resolve(file + ".jfr");
-        try {
-            Files.createDirectories(target.getParent());
-            await("JFR recording written").atMost(Duration.ofSeconds(settings.jfrSeconds() + 30L))
-                    .pollInterval(Duration.ofSeconds(1))
-                    .until(() -> node.execInContainer("test", "-s", JFR_FILE).getExitCode() == 0);
-            Thread.sleep(2000); // the JVM writes the file in one go, but give it time to finish
-            node.copyFileFromContainer(JFR_FILE, target.toString());
-            Progress.say("profile in %s", target);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        JfrProfile.copy(node, settings.jfrSeconds(), settings.out().resolve("jfr").resolve(file + ".jfr"));
     }
 
     /** -Xms = -Xmx so that every run has the same heap, plus the GC log flags; an OOM ends the JVM instead of hanging. */
@@ -360,13 +385,8 @@ final class LoaderComparison {
         return String.join(" ", flags);
     }
 
-    /**
-     * With {@code --jfr}, every start of a node records a JFR profile of its first {@code --jfr} seconds, which the
-     * benchmark copies into the results folder's jfr/ after the load, one file per run ({@code jfr print --events
-     * jdk.ExecutionSample}, or JDK Mission Control). Keycloak 24 loads during its startup: give it enough seconds.
-     */
+    /** {@link JfrProfile}, copied after each load. Keycloak 24 loads during its startup: give it enough seconds. */
     private List<String> profileFlags() {
-        return settings.jfrSeconds() > 0 ? List.of("-XX:StartFlightRecording=settings=profile,duration="
-                + settings.jfrSeconds() + "s,filename=" + JFR_FILE) : List.of();
+        return settings.jfrSeconds() > 0 ? List.of(JfrProfile.flag(settings.jfrSeconds())) : List.of();
     }
 }

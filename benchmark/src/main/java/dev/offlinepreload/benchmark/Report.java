@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
@@ -66,6 +67,7 @@ final class Report {
             header();
             if (!loads.isEmpty()) {
                 summary();
+                perMinor();
                 severalClientSessions();
                 matrix(OURS, "This provider, one node: every batch size and worker count");
                 matrix(KC24, "Keycloak 24.0.5's built-in preloader, one node (batch = sessionsPerSegment)");
@@ -143,6 +145,41 @@ final class Report {
                 + "load took: the load's work on the node (the loader, the collector, the JIT compiler). Seconds over "
                 + "the wall-clock time = the cores a load keeps busy; on " + cpus() + " cores a load cannot take less "
                 + "wall-clock time than its machine's work divided by " + cpus() + ".\n\n");
+    }
+
+    /**
+     * The largest size on one node at the defaults and with adaptive-load=false, on the project's Keycloak and on each
+     * of {@code --other-minors}: each version on a database of its own, seeded alike, in this run.
+     */
+    private void perMinor() {
+        List<String> others = loads.stream().map(LoadResult::otherKeycloakVersion).filter(Objects::nonNull).distinct().toList();
+        if (others.isEmpty()) {
+            return;
+        }
+        int size = largest();
+        md.append("## ").append(sessionsLabel(size)).append(" sessions on one node, per Keycloak version\n\n")
+                .append("| Keycloak | defaults (s) | adaptive-load=false (s) | defaults / adaptive-load=false | node CPU (s) "
+                        + "| DB CPU (s) | live heap after (MiB) |\n|---|---|---|---|---|---|---|\n");
+        minorRow(System.getProperty("offlinepreload.projectKeycloakVersion", "the project's") + " (the project's)", OURS, size);
+        others.forEach(version -> minorRow(version, LoadResult.oursOn(version), size));
+        md.append("\nNode and database CPU and heap of the load at the defaults. Each version runs on a node and a "
+                + "PostgreSQL of its own with the same seeded data (the project's is the run above).\n\n");
+    }
+
+    private void minorRow(String version, String loader, int size) {
+        LoadResult defaults = loads.stream().filter(r -> r.loader().equals(loader) && r.sessions() == size
+                && r.batch() == DEFAULT_BATCH && r.workers() == defaultWorkers() && r.note().isEmpty()).findFirst().orElse(null);
+        LoadResult uncapped = loads.stream().filter(r -> r.loader().equals(loader) && r.sessions() == size
+                && r.note().equals(UNGOVERNED)).findFirst().orElse(null);
+        md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", version, seconds(defaults), seconds(uncapped),
+                defaults != null && uncapped != null && defaults.seconds() > 0 && uncapped.seconds() > 0
+                        ? String.format(Locale.ROOT, "%.2f×", defaults.seconds() / uncapped.seconds()) : "-",
+                defaults == null ? "-" : cpu(defaults.nodeCpuSeconds()), defaults == null ? "-" : cpu(defaults.dbCpuSeconds()),
+                defaults == null ? "-" : mib(defaults.liveHeapMiB())));
+    }
+
+    private static String seconds(LoadResult r) {
+        return r == null || r.seconds() <= 0 ? "-" : String.format(Locale.ROOT, "%.1f", r.seconds());
     }
 
     /** The loads of the largest size with several client sessions per session (users with several apps). */

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -150,6 +151,9 @@ final class RestartWindow {
         if (image == null) {
             builder.buildOptions(build);
         }
+        if (settings.jfrSeconds() > 0) {
+            builder.env("JAVA_OPTS_APPEND", JfrProfile.flag(settings.jfrSeconds()));
+        }
         KeycloakCluster cluster = builder.build().start();
         try {
             List<String> tokens;
@@ -233,6 +237,7 @@ final class RestartWindow {
         ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
         ScheduledExecutorService schedule = Executors.newSingleThreadScheduledExecutor();
         long ready = System.nanoTime();
+        Progress.say("%s: every node ready at %s", setup, LocalTime.now());
         AtomicLong loadedAt = new AtomicLong(-1);
         int total = perSecond * seconds;
         for (int i = 0; i < total; i++) {
@@ -272,6 +277,13 @@ final class RestartWindow {
             await("every node loaded").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(500))
                     .until(() -> nodes.stream().allMatch(node -> NodeMetrics.scrape(node).preloadState("done")));
             loadedAt.set(System.nanoTime());
+        }
+        if (settings.jfrSeconds() > 0) {
+            // Each node's first --jfr seconds from its JVM's start; the window began at the wall-clock time logged.
+            for (int n = 0; n < nodes.size(); n++) {
+                JfrProfile.copy(nodes.get(n), settings.jfrSeconds(), settings.out().resolve("jfr")
+                        .resolve(("window-" + setup + "-node" + (n + 1)).replaceAll("[^A-Za-z0-9#=-]+", "-") + ".jfr"));
+            }
         }
         double loaded = loadedAt.get() < 0 ? Double.NaN : (loadedAt.get() - ready) / 1e9;
         Run run = new Run(setup, List.copyOf(samples), loaded, db.cpuSeconds() - cpuBefore,

@@ -10,7 +10,7 @@ import java.util.Map;
  * What to measure. Defaults are the full run; {@code --quick} is the iteration run: one size (1M), this provider at
  * its defaults and the raw read only, a few minutes. Arguments: {@code --key=value}, lists comma-separated, e.g.
  * {@code --sizes=250000,1000000 --batches=64,8192}; {@code --jfr=SECONDS} records a JFR profile of the first SECONDS
- * of every node start with this provider into the results folder; {@code --client-sessions=N} (N > 1) adds a load of
+ * of every node start with this provider (in the window phase: of every node of every window) into the results folder; {@code --client-sessions=N} (N > 1) adds a load of
  * the largest size with N client sessions per session, by both loaders; {@code --shared-buffers=SIZE} is PostgreSQL's
  * {@code shared_buffers}; {@code --jvm-options=-XX:MaxTenuringThreshold=0,...} (comma-separated) are appended to the JVM
  * options of this provider's nodes, to see what a JVM setting changes (Keycloak 24's nodes keep theirs; another
@@ -23,14 +23,16 @@ import java.util.Map;
  * (default 120), in each of {@code --window-modes} (default persistent,volatile), for each of {@code --window-setups}
  * (default stock,defaults,uncapped; also {@code off}: the jar installed with preloading=false), with each of
  * {@code --window-mixes} (default refresh,read-heavy), each window {@code --window-repeat} times (default 1), the
- * provider's setups alternating on one cluster).
+ * provider's setups alternating on one cluster). With {@code ours}, {@code --other-minors} (default: the older Keycloak
+ * minors the testsuite runs on, e.g. 26.5.6; empty for none) adds the largest size at the defaults and with
+ * adaptive-load=false on a node of each of those Keycloak versions, in the same run.
  */
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
                 List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
                 List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
                 int windowTokens, int windowRate, int windowSeconds, List<String> windowModes,
-                List<String> windowSetups, List<String> windowMixes, int windowRepeat) {
+                List<String> windowSetups, List<String> windowMixes, int windowRepeat, List<String> otherMinors) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -68,6 +70,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("window-setups", "stock,defaults,uncapped");
         options.put("window-mixes", "refresh,read-heavy");
         options.put("window-repeat", "1");
+        // The older Keycloak minors the testsuite runs on (root pom): this provider's defaults load there too.
+        options.put("other-minors", System.getProperty("offlinepreload.olderMinors", ""));
         for (String arg : args) {
             if (arg.equals("--quick") || arg.isBlank()) {
                 continue;
@@ -93,7 +97,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("window-tokens")), Integer.parseInt(options.get("window-rate")),
                 Integer.parseInt(options.get("window-seconds")), List.of(options.get("window-modes").split(",")),
                 List.of(options.get("window-setups").split(",")), List.of(options.get("window-mixes").split(",")),
-                Integer.parseInt(options.get("window-repeat")));
+                Integer.parseInt(options.get("window-repeat")), Arrays.stream(options.get("other-minors").split(","))
+                .map(String::trim).filter(v -> !v.isEmpty()).toList());
     }
 
     private static List<Integer> ints(String csv) {

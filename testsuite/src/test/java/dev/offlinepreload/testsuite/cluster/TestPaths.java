@@ -25,12 +25,15 @@ public final class TestPaths {
         return Path.of(property("offlinepreload.logDir"));
     }
 
+    /** The system property that names another Keycloak version than the project's (see {@link #otherKeycloakVersion}). */
+    public static final String KEYCLOAK_VERSION = "offlinepreload.keycloakVersion";
+
     /**
      * The Keycloak version the Failsafe execution of an older minor runs its ITs on
      * ({@code offlinepreload.keycloakVersion}), or null for the project's own.
      */
     public static String otherKeycloakVersion() {
-        String version = System.getProperty("offlinepreload.keycloakVersion");
+        String version = System.getProperty(KEYCLOAK_VERSION);
         return version == null || version.isBlank() ? null : version;
     }
 
