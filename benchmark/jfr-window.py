@@ -1,0 +1,64 @@
+"""Where a restart window's first 10 s went, from the benchmark's --jfr profiles (RestartWindow).
+
+Usage: python3 benchmark/jfr-window.py PROGRESS_LOG JFR_DIR
+PROGRESS_LOG is the benchmark's output (its "<setup>: every node ready at HH:MM:SS" lines), JFR_DIR the results
+folder's jfr/. For each setup: the execution samples of its 3 nodes in the 10 s after every node was ready, by thread
+group (offline-preload-* are this provider's threads, with their top frame), then the JVMs' CPU, collections and
+JIT compilation time in the same 10 s. Needs the JDK's jfr tool on the PATH.
+"""
+import subprocess, re, sys, glob, collections, datetime
+log, d = sys.argv[1], sys.argv[2]
+ready = {}
+for line in open(log):
+    m = re.search(r'\] (.*?): every node ready at (\d\d:\d\d:\d\d(?:\.\d+)?)', line)
+    if m:
+        ready[m.group(1)] = datetime.datetime.strptime(m.group(2)[:12], '%H:%M:%S.%f' if '.' in m.group(2) else '%H:%M:%S')
+def group(t):
+    if t.startswith('offline-preload'): return 'offline-preload-*'
+    if t.startswith('executor-thread'): return 'executor-thread (requests)'
+    if 'vert.x' in t: return 'vert.x'
+    if t.startswith('jgroups') or 'jgroups' in t.lower(): return 'jgroups'
+    if 'blocking' in t.lower() or 'non-blocking' in t.lower(): return 'infinispan'
+    return 'other: ' + re.sub(r'[-\d]+$', '', t)[:30]
+for setup, t0 in ready.items():
+    tot = collections.Counter()
+    for f in sorted(glob.glob(d + '/window-*')):
+        key = re.sub(r'[^A-Za-z0-9#=-]+', '-', 'window-' + setup)
+        if not f.split('/')[-1].startswith(key + '-node'): continue
+        out = subprocess.run(['jfr', 'print', '--events', 'jdk.ExecutionSample', f], capture_output=True, text=True).stdout
+        for ev in out.split('jdk.ExecutionSample')[1:]:
+            m = re.search(r'startTime = (\d\d:\d\d:\d\d\.\d+)', ev); th = re.search(r'sampledThread = "([^"]+)"', ev)
+            if not m or not th: continue
+            ts = datetime.datetime.strptime(m.group(1)[:12], '%H:%M:%S.%f')
+            dt = (ts - t0).total_seconds()
+            if 0 <= dt < 10:
+                tot[group(th.group(1))] += 1
+                if th.group(1).startswith('offline-preload'):
+                    frames = re.findall(r'\n\s+([\w.$<>]+\([^)]*\))', ev)[:3]
+                    tot['  top: ' + (frames[0] if frames else '?')] += 1
+    print('==', setup, sum(v for k, v in tot.items() if not k.startswith('  ')), 'samples in 0-10 s')
+    for k, v in tot.most_common(25): print('   ', v, k)
+
+
+# The JVMs' CPU (jdk.CPULoad, a share of the machine's CPUs each second), collections and compilations in those 10 s.
+CPUS = 2
+for setup, t0 in ready.items():
+    key = re.sub(r'[^A-Za-z0-9#=-]+', '-', 'window-' + setup)
+    jvm = 0.0; n = 0; gc = 0.0; gcs = 0; comp = 0.0
+    for f in sorted(glob.glob(d + '/' + key + '-node*.jfr')):
+        out = subprocess.run(['jfr', 'print', '--events', 'jdk.CPULoad,jdk.GarbageCollection,jdk.Compilation', f], capture_output=True, text=True).stdout
+        for ev in re.split(r'\n(?=jdk\.)', out):
+            m = re.search(r'startTime = (\d\d:\d\d:\d\d\.\d+)', ev)
+            if not m: continue
+            dt = (datetime.datetime.strptime(m.group(1)[:12], '%H:%M:%S.%f') - t0).total_seconds()
+            if not (0 <= dt < 10): continue
+            if ev.startswith('jdk.CPULoad'):
+                u = float(re.search(r'jvmUser = ([\d.]+)%', ev).group(1)); s = float(re.search(r'jvmSystem = ([\d.]+)%', ev).group(1))
+                jvm += (u + s) / 100 * CPUS; n += 1  # a share of the machine's CPUs -> cores, one sample a second
+            elif ev.startswith('jdk.GarbageCollection'):
+                p = re.search(r'sumOfPauses = ([\d.]+) (ms|s)', ev)
+                if p: gc += float(p.group(1)) / (1 if p.group(2) == 'ms' else 0.001); gcs += 1
+            elif ev.startswith('jdk.Compilation'):
+                du = re.search(r'duration = ([\d.]+) (ms|s|us)', ev)
+                if du: comp += float(du.group(1)) * {'ms': 1, 's': 1000, 'us': 0.001}[du.group(2)]
+    print(f'{setup}: JVM CPU in 0-10 s summed over 3 nodes ~{jvm:.1f} core-s ({n} samples), GC {gcs} collections {gc:.0f} ms pauses, JIT compilations {comp/1000:.1f} s')
