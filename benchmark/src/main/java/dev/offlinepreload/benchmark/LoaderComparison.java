@@ -58,13 +58,7 @@ final class LoaderComparison {
 
     void runOurs() {
         int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
-        try (KeycloakCluster cluster = KeycloakCluster.builder("benchmark-ours").nodes(1).pgStatStatements()
-                .sharedBuffers(settings.sharedBuffers())
-                .env("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()))
-                .env("KC_LOG_LEVEL", "INFO")
-                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
-                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
-                .build().start()) {
+        try (KeycloakCluster cluster = oneNode("benchmark-ours", largest)) {
             KeycloakNode node = cluster.node(1);
             Database db = new Database(cluster);
             Seeding seeding = new Seeding(cluster, node);
@@ -132,14 +126,7 @@ final class LoaderComparison {
         int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
         String loader = LoadResult.oursOn(keycloakVersion);
         System.setProperty(TestPaths.KEYCLOAK_VERSION, keycloakVersion);
-        try (KeycloakCluster cluster = KeycloakCluster.builder("benchmark-ours-" + keycloakVersion).nodes(1)
-                .pgStatStatements()
-                .sharedBuffers(settings.sharedBuffers())
-                .env("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()))
-                .env("KC_LOG_LEVEL", "INFO")
-                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
-                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
-                .build().start()) {
+        try (KeycloakCluster cluster = oneNode("benchmark-ours-" + keycloakVersion, largest)) {
             KeycloakNode node = cluster.node(1);
             Database db = new Database(cluster);
             node.setEnv(PRELOAD + "PRELOADING", "false");
@@ -155,6 +142,17 @@ final class LoaderComparison {
         } finally {
             System.clearProperty(TestPaths.KEYCLOAK_VERSION);
         }
+    }
+
+    /** A started one-node cluster with this provider, its offline caches sized for {@code largest} sessions. */
+    private KeycloakCluster oneNode(String name, int largest) {
+        return KeycloakCluster.builder(name).nodes(1).pgStatStatements()
+                .sharedBuffers(settings.sharedBuffers())
+                .env("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()))
+                .env("KC_LOG_LEVEL", "INFO")
+                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
+                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
+                .build().start();
     }
 
     /** Empties the session tables and seeds the largest size again, with several client sessions per session. */
