@@ -13,6 +13,9 @@ for line in open(log):
     m = re.search(r'\] (.*?): every node ready at (\d\d:\d\d:\d\d(?:\.\d+)?)', line)
     if m:
         ready[m.group(1)] = datetime.datetime.strptime(m.group(2)[:12], '%H:%M:%S.%f' if '.' in m.group(2) else '%H:%M:%S')
+def recordings(setup):
+    """The setup's nodes' recordings, named as RestartWindow names them."""
+    return sorted(glob.glob(d + '/' + re.sub(r'[^A-Za-z0-9#=-]+', '-', 'window-' + setup) + '-node*.jfr'))
 def group(t):
     if t.startswith('offline-preload'): return 'offline-preload-*'
     if t.startswith('executor-thread'): return 'executor-thread (requests)'
@@ -22,9 +25,7 @@ def group(t):
     return 'other: ' + re.sub(r'[-\d]+$', '', t)[:30]
 for setup, t0 in ready.items():
     tot = collections.Counter()
-    for f in sorted(glob.glob(d + '/window-*')):
-        key = re.sub(r'[^A-Za-z0-9#=-]+', '-', 'window-' + setup)
-        if not f.split('/')[-1].startswith(key + '-node'): continue
+    for f in recordings(setup):
         out = subprocess.run(['jfr', 'print', '--events', 'jdk.ExecutionSample', f], capture_output=True, text=True).stdout
         for ev in out.split('jdk.ExecutionSample')[1:]:
             m = re.search(r'startTime = (\d\d:\d\d:\d\d\.\d+)', ev); th = re.search(r'sampledThread = "([^"]+)"', ev)
@@ -43,9 +44,8 @@ for setup, t0 in ready.items():
 # The JVMs' CPU (jdk.CPULoad, a share of the machine's CPUs each second), collections and compilations in those 10 s.
 CPUS = 2
 for setup, t0 in ready.items():
-    key = re.sub(r'[^A-Za-z0-9#=-]+', '-', 'window-' + setup)
     jvm = 0.0; n = 0; gc = 0.0; gcs = 0; comp = 0.0
-    for f in sorted(glob.glob(d + '/' + key + '-node*.jfr')):
+    for f in recordings(setup):
         out = subprocess.run(['jfr', 'print', '--events', 'jdk.CPULoad,jdk.GarbageCollection,jdk.Compilation', f], capture_output=True, text=True).stdout
         for ev in re.split(r'\n(?=jdk\.)', out):
             m = re.search(r'startTime = (\d\d:\d\d:\d\d\.\d+)', ev)

@@ -10,8 +10,9 @@ import java.util.Map;
  * What to measure. Defaults are the full run; {@code --quick} is the iteration run: one size (1M), this provider at
  * its defaults and the raw read only, a few minutes. Arguments: {@code --key=value}, lists comma-separated, e.g.
  * {@code --sizes=250000,1000000 --batches=64,8192}; {@code --jfr=SECONDS} records a JFR profile of the first SECONDS
- * of every node start with this provider (in the window phase: of every node of every window) into the results folder; {@code --client-sessions=N} (N > 1) adds a load of
- * the largest size with N client sessions per session, by both loaders; {@code --shared-buffers=SIZE} is PostgreSQL's
+ * of every node start with this provider (in the window phase: of every node of every window) into the results
+ * folder; {@code --client-sessions=N} (N > 1) adds a load of the largest size with N client sessions per session, by
+ * both loaders; {@code --shared-buffers=SIZE} is PostgreSQL's
  * {@code shared_buffers}; {@code --jvm-options=-XX:MaxTenuringThreshold=0,...} (comma-separated) are appended to the JVM
  * options of this provider's nodes, to see what a JVM setting changes (Keycloak 24's nodes keep theirs; another
  * collector, e.g. {@code -XX:+UseParallelGC}, replaces Keycloak's G1, and then no live heap is read). Phases:
