@@ -190,7 +190,7 @@ public final class PreloadCoordinator implements AutoCloseable {
                 store::busyRequests, () -> store.allStarted(topology.members()), metrics::loadLimit, hotUnpaused).start()) {
             if (!hotUnpaused && config.adaptiveLoad()) {
                 log.infof("Offline session preload on %s plans and loads once the node is quiet (adaptive-load: no request "
-                        + "at work for 4 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
+                        + "at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
                         store.nodeName(), topology.members().size());
             }
             if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {

@@ -36,11 +36,12 @@ public final class AdaptiveLimit {
     /** Ticks with no request at work, in a row, before the load speeds up: a second. */
     static final int QUIET_TICKS = 1_000 / TICK_MILLIS;
     /**
-     * The same before the pass has seen a request, counted from the moment every member has started: four seconds.
+     * The same before the pass has seen a request, counted from the moment every member has started: two seconds.
      * A restart's first requests reach its nodes about a second after the last one has started (its HTTP listener
-     * opens, the load balancer's check passes); a single node with no traffic loads four seconds after its start.
+     * opens, the load balancer's check passes); a single node with no traffic loads two seconds after its start
+     * (with four, a 1M load took 1.26× its time with adaptive-load=false; docs/performance.md).
      */
-    static final int STARTED_QUIET_TICKS = 4_000 / TICK_MILLIS;
+    static final int STARTED_QUIET_TICKS = 2_000 / TICK_MILLIS;
     /** The same before the pass has seen a request, while not every member has said it started: ten seconds. */
     static final int FIRST_QUIET_TICKS = 10_000 / TICK_MILLIS;
     /** Fewer request threads at work than this, on average over a tick, count as none. */

@@ -24,7 +24,7 @@ class AdaptiveLimitTest {
     }
 
     @Test
-    void aPassThatHasSeenNoRequestWaitsForFourQuietSecondsAfterEveryNodeHasStartedThenRunsEveryWorker() {
+    void aPassThatHasSeenNoRequestWaitsForTwoQuietSecondsAfterEveryNodeHasStartedThenRunsEveryWorker() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         assertThat(limit.limit()).as("paused until the node has been quiet").isZero();
         quiet(limit, 50, STARTING);
@@ -33,14 +33,14 @@ class AdaptiveLimitTest {
         quiet(limit, AdaptiveLimit.STARTED_QUIET_TICKS - 1);
         assertThat(limit.limit()).isZero();
         quiet(limit, 1);
-        assertThat(limit.limit()).as("four quiet seconds after the last node started").isEqualTo(1);
+        assertThat(limit.limit()).as("two quiet seconds after the last node started").isEqualTo(1);
         quiet(limit, 2);
         assertThat(limit.limit()).isEqualTo(4);
         assertThat(limit.describe()).contains("load limit 4.00 of 4 workers (no request at work)");
     }
 
     @Test
-    void aRequestBeforeTheFourSecondsStartsTheCountOverAndThenASecondIsEnough() {
+    void aRequestBeforeTheTwoSecondsStartsTheCountOverAndThenASecondIsEnough() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         quiet(limit, AdaptiveLimit.STARTED_QUIET_TICKS - 1);
         limit.update(BUSY, ON_TIME, STARTED);
