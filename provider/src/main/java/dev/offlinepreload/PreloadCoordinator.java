@@ -10,6 +10,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 import dev.offlinepreload.cluster.ClusterGate;
 import dev.offlinepreload.cluster.TopologySnapshot;
@@ -65,7 +67,9 @@ public final class PreloadCoordinator implements AutoCloseable {
         /** The database failed for longer than database-retry-seconds; the next topology change tries again. */
         FAILED,
         /** The node is shutting down. */
-        SHUT_DOWN
+        SHUT_DOWN,
+        /** Requests came while planning: plan again once the node is quiet (never the outcome of a whole pass). */
+        PLANNING_YIELDED
     }
 
     private final PreloadConfig config;
@@ -174,7 +178,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         metrics.state(switch (outcome) {
             case DONE -> PreloadState.DONE;
             case FAILED -> PreloadState.FAILED;
-            case SHUT_DOWN, TOPOLOGY_MOVED -> PreloadState.IDLE;
+            case SHUT_DOWN, TOPOLOGY_MOVED, PLANNING_YIELDED -> PreloadState.IDLE;
         });
         return topology == null ? store.topologyId() : topology.id();
     }
@@ -193,19 +197,34 @@ public final class PreloadCoordinator implements AutoCloseable {
                         + "at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
                         store.nodeName(), topology.members().size());
             }
-            if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {
-                return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
+            while (true) {
+                if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {
+                    return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
+                }
+                PassOutcome outcome = loadFor(topology, governor, !hotUnpaused && config.adaptiveLoad());
+                if (outcome != PassOutcome.PLANNING_YIELDED) {
+                    return outcome;
+                }
+                log.debugf("Offline session preload on %s: requests came while planning; planning again once the node is quiet",
+                        store.nodeName());
             }
-            return loadFor(topology, governor);
         }
     }
 
-    private PassOutcome loadFor(TopologySnapshot topology, LoadGovernor governor) throws InterruptedException {
+    /**
+     * @param yields whether planning stops as soon as the governor pauses the load (requests at work): a node's first
+     *               requests after a restart came while a pass planned, and its key scan and reads (seconds of CPU on
+     *               a cold node) made their p99 2–4× stock's (docs/performance.md, run o); stopped, it plans again
+     *               from the start once quiet
+     */
+    private PassOutcome loadFor(TopologySnapshot topology, LoadGovernor governor, boolean yields) throws InterruptedException {
         // With the start line of the load ("loading N sessions"), which ends planning: the planning time, and the
         // benchmark's window for the planner's heap.
         log.debugf("Offline session preload on %s: planning for cluster topology %d (%d nodes)", store.nodeName(),
                 topology.id(), topology.members().size());
         Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topologyId() != topology.id());
+        AtomicBoolean yielded = new AtomicBoolean();
+        Retry planning = new Retry(config.databaseRetry(), () -> closing || yielded.get() || store.topologyId() != topology.id());
         // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
         // planner asks for the limit only once they have.
         Future<CapacityAdvice> counted = counts.submit(() -> capacity(topology));
@@ -219,10 +238,12 @@ public final class PreloadCoordinator implements AutoCloseable {
                 CapacityAdvice capacity = awaitCount(counted);
                 return capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity();
             }, config.batchSize());
-            plan = retry.call("reading the session ids", () -> planner.plan(store::forEachKey, store::forEachCandidate,
+            plan = planning.call("reading the session ids", () -> planner.plan(
+                    keys -> store.forEachKey(yielding(keys, governor, yields, yielded)),
+                    candidates -> store.forEachCandidate(yielding(candidates, governor, yields, yielded)),
                     recent -> {
                         if (!config.hotWindow().isZero()) {
-                            store.forEachRecent(config.hotWindow(), recent);
+                            store.forEachRecent(config.hotWindow(), yielding(recent, governor, yields, yielded));
                         }
                     }));
         } catch (ShutDown e) {
@@ -233,6 +254,9 @@ public final class PreloadCoordinator implements AutoCloseable {
             }
             if (store.topologyId() != topology.id()) {
                 return PassOutcome.TOPOLOGY_MOVED;
+            }
+            if (yielded.get()) {
+                return PassOutcome.PLANNING_YIELDED;
             }
             log.errorf("Offline session preload on %s failed: the database kept failing for %d s while planning (%s). "
                     + "Sessions are loaded lazily; preloading tries again at the next topology change.",
@@ -302,6 +326,30 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     /** Thrown where the pass waits for the count and the node shuts down meanwhile. */
+    /**
+     * The sink, unless planning yields and the governor has paused the load: then the stream stops (planning gives up
+     * at once, {@code yielded} says why).
+     */
+    private static <T> Consumer<T> yielding(Consumer<T> sink, LoadGovernor governor, boolean yields, AtomicBoolean yielded) {
+        if (!yields) {
+            return sink;
+        }
+        return item -> {
+            if (governor.paused()) {
+                yielded.set(true);
+                throw new PlanningYielded();
+            }
+            sink.accept(item);
+        };
+    }
+
+    /** Stops a stream of planning when requests came (see {@link #yielding}). */
+    private static final class PlanningYielded extends RuntimeException {
+        PlanningYielded() {
+            super("requests at work", null, false, false);
+        }
+    }
+
     private static final class ShutDown extends RuntimeException {
         ShutDown() {
             super("shutting down", null, false, false);

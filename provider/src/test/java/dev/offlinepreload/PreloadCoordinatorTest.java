@@ -484,4 +484,27 @@ class PreloadCoordinatorTest {
         await("the pass to finish", () -> metrics.state() == PreloadState.DONE);
         assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
     }
+
+    @Test
+    void withAdaptiveLoadRequestsThatComeWhileAPassPlansStopThePlanningAndItPlansAgainOnceQuiet() throws Exception {
+        store.keysHook = () -> {
+            if (store.planCalls.get() == 1) {
+                store.busyRequests = 2; // a restarted node's first requests arrive as its pass begins to plan
+                try {
+                    Thread.sleep(500); // the governor sees them (it looks every 100 ms)
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        start(config("adaptive-load", "true"));
+        await("the first planning", () -> store.planCalls.get() == 1);
+        Thread.sleep(1500);
+        assertThat(store.cache).as("loaded while requests were at work").isEmpty();
+
+        store.busyRequests = 0;
+        await("the pass to finish", () -> metrics.state() == PreloadState.DONE);
+        assertThat(store.planCalls).as("planned again from the start once quiet").hasValue(2);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
 }

@@ -83,6 +83,11 @@ public final class LoadGovernor implements AutoCloseable {
         }
     }
 
+    /** Whether the limit has paused the load (requests at work, and not yet the floor). */
+    public boolean paused() {
+        return activeWorkers(current) == 0;
+    }
+
     /** Workers the limit lets run now: none at 0 (paused), otherwise at least one. */
     static int activeWorkers(double limit) {
         return limit <= 0 ? 0 : Math.max(1, (int) Math.round(limit));
