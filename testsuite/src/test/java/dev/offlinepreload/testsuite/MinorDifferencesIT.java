@@ -1,0 +1,274 @@
+package dev.offlinepreload.testsuite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.ToLongFunction;
+
+import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
+import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.cluster.NodeLog;
+import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
+import dev.offlinepreload.testsuite.db.SeedShape;
+import dev.offlinepreload.testsuite.db.Sql;
+import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
+import dev.offlinepreload.testsuite.keycloak.OidcClient;
+import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
+import dev.offlinepreload.testsuite.keycloak.TestRealm;
+import org.awaitility.core.ConditionTimeoutException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.keycloak.admin.client.Keycloak;
+import org.testcontainers.lifecycle.Startables;
+
+/**
+ * What differs between Keycloak minors, on one 3-node cluster: the suite the Failsafe executions of the older minors
+ * run (the project's own minor runs PreloadIT, RewarmIT and ConfigurationIT, of which this is the condensed form).
+ * At scale, 100,000 sessions of three client sessions each, plus real offline tokens; a full restart during which one app's
+ * offline tokens are revoked (the other app's client session of the same session stays) and whole sessions are
+ * deleted through the admin API; then exact counts on both caches and every summary "0 missing", every revoked
+ * token refused on every node and every other one refreshed; bad rows skipped by id; a node paused past failure
+ * detection merges back and a node killed mid-load returns, each with exact counts again; a bad option value is
+ * named and the node keeps serving.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class MinorDifferencesIT {
+
+    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
+    private static final String OFFLINE_SESSIONS = "offlineSessions";
+    private static final String OFFLINE_CLIENT_SESSIONS = "offlineClientSessions";
+    private static final int SESSIONS = 100_000;
+    private static final int CLIENT_SESSIONS_PER_SESSION = 3;
+    /** Sessions of two apps: the first app's offline token is revoked during the load, the other app's stays. */
+    private static final int REVOKED = 40;
+    private static final String OTHER_APP = "web-app";
+    /** Sessions deleted through the admin API during the load. */
+    private static final int DELETED = 40;
+    private static final int KEPT = 40;
+    /** Node 1 loads everything alone at this rate at first: about 20 s, long enough for the revocations. */
+    private static final int SESSIONS_PER_SECOND = 5_000;
+
+    private static KeycloakCluster cluster;
+    private static final List<TokenResponse> revoked = new ArrayList<>();
+    private static final List<TokenResponse> otherApp = new ArrayList<>();
+    private static final List<TokenResponse> deleted = new ArrayList<>();
+    private static final List<TokenResponse> kept = new ArrayList<>();
+    private static LocalDateTime firstRevocation;
+    private static LocalDateTime lastRevocation;
+    private static String badJson;
+    private static String badUser;
+    private static long loadableSessions;
+    private static long loadableClientSessions;
+
+    @BeforeAll
+    static void fullRestartWhileSessionsAreRevoked() {
+        cluster = KeycloakCluster.builder(MinorDifferencesIT.class.getSimpleName()).nodes(3).heap("-Xms512m -Xmx1200m")
+                .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", Integer.toString(SESSIONS_PER_SECOND))
+                .env(PRELOAD + "REVOCATION_RECHECK_SECONDS", "5")
+                .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "150000")
+                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", "450000")
+                .build().start();
+        TestRealm.create(cluster.node(1), List.of(TestRealm.CLIENT_ID, OTHER_APP), REVOKED + DELETED + KEPT);
+        for (int i = 0; i < REVOKED + DELETED + KEPT; i++) {
+            OidcClient app = new OidcClient(cluster.node(1 + i % 3));
+            String user = TestRealm.username(i + 1);
+            if (i < REVOKED) {
+                assertThat(app.browserLogin(user, "password").status()).isEqualTo(200);
+                TokenResponse first = app.offlineSsoLogin();
+                TokenResponse other = app.inSameBrowser(OTHER_APP).offlineSsoLogin();
+                assertThat(other.sessionId()).as("the other app's user session").isEqualTo(first.sessionId());
+                revoked.add(first);
+                otherApp.add(other);
+            } else {
+                TokenResponse login = app.offlineLogin(user, "password");
+                assertThat(login.refreshTokenType()).as("%s", login).isEqualTo("Offline");
+                (i < REVOKED + DELETED ? deleted : kept).add(login);
+            }
+        }
+        try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
+            OfflineSessionSeeder.Realm realm = seeder.createRealm(cluster.node(1), "minor", CLIENT_SESSIONS_PER_SESSION, 1000);
+            seeder.seed(realm, new SeedShape(SESSIONS, CLIENT_SESSIONS_PER_SESSION, 1, 0, 0, 3600));
+        }
+        List<String> bad = Sql.column(cluster, "SELECT user_session_id FROM offline_user_session s JOIN realm r"
+                + " ON r.id = s.realm_id WHERE r.name = 'minor' ORDER BY user_session_id LIMIT 2");
+        badJson = bad.get(0);
+        badUser = bad.get(1);
+        Sql.execute(cluster, "UPDATE offline_user_session SET data = '{not json' WHERE user_session_id = '" + badJson + "'");
+        Sql.execute(cluster, "UPDATE offline_user_session SET user_id = 'no-such-user' WHERE user_session_id = '" + badUser + "'");
+
+        cluster.nodes().forEach(KeycloakNode::stop);
+        KeycloakNode first = cluster.node(1);
+        CompletableFuture<Void> starting = first.startInBackground();
+        first.awaitLogLine("Offline session preload on node1: loading", Duration.ofMinutes(3));
+        first.awaitServing(Duration.ofMinutes(1));
+        CompletableFuture<Void> revocations = CompletableFuture.runAsync(MinorDifferencesIT::revoke);
+        starting.join();
+        Startables.deepStart(cluster.nodes().subList(1, 3)).join();
+        revocations.join();
+        cluster.awaitView(3);
+        // What the database holds now, less the two bad rows, is what the caches must hold.
+        String notBad = " AND user_session_id NOT IN ('" + badJson + "', '" + badUser + "')";
+        loadableSessions = Sql.number(cluster, "SELECT count(*) FROM offline_user_session WHERE offline_flag = '1'" + notBad);
+        loadableClientSessions = Sql.number(cluster, "SELECT count(*) FROM offline_client_session WHERE offline_flag = '1'" + notBad);
+        assertThat(loadableClientSessions).as("client sessions").isGreaterThanOrEqualTo((long) SESSIONS * CLIENT_SESSIONS_PER_SESSION);
+    }
+
+    private static void revoke() {
+        OidcClient mobileApp = new OidcClient(cluster.node(1));
+        firstRevocation = LocalDateTime.now(ZoneOffset.UTC);
+        try (Keycloak admin = TestRealm.admin(cluster.node(1))) {
+            for (int i = 0; i < Math.max(REVOKED, DELETED); i++) {
+                if (i < REVOKED) {
+                    assertThat(mobileApp.revoke(revoked.get(i).refreshToken())).isEqualTo(200);
+                }
+                if (i < DELETED) {
+                    admin.realm(TestRealm.REALM).deleteSession(deleted.get(i).sessionId(), true);
+                }
+            }
+        }
+        lastRevocation = LocalDateTime.now(ZoneOffset.UTC);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static long sum(ToLongFunction<NodeMetrics> metric) {
+        return cluster.runningNodes().stream().mapToLong(n -> metric.applyAsLong(NodeMetrics.scrape(n))).sum();
+    }
+
+    private static List<String> lastSummaries() {
+        return cluster.runningNodes().stream().map(n -> n.log().linesSinceStart().stream()
+                .filter(l -> l.contains("Offline session preload on " + n.name() + " ") && l.contains(" finished in "))
+                .reduce((a, b) -> b).orElse(n.name() + ": no summary")).toList();
+    }
+
+    /** Every running node done, the caches together holding exactly the loadable rows, every summary 0 missing. */
+    private static void awaitExactlyTheDatabase(int nodes) {
+        try {
+            await("%d nodes done holding %d sessions and %d client sessions".formatted(nodes, loadableSessions, loadableClientSessions))
+                    .atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
+                    .until(() -> cluster.runningNodes().size() == nodes
+                            && cluster.runningNodes().stream().allMatch(n -> NodeMetrics.scrape(n).preloadState("done"))
+                            && sum(m -> m.entries(OFFLINE_SESSIONS)) == loadableSessions
+                            && sum(m -> m.entries(OFFLINE_CLIENT_SESSIONS)) == loadableClientSessions);
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("The caches hold %d of %d sessions and %d of %d client sessions; the summaries say:%n%s"
+                    .formatted(sum(m -> m.entries(OFFLINE_SESSIONS)), loadableSessions, sum(m -> m.entries(OFFLINE_CLIENT_SESSIONS)),
+                            loadableClientSessions, String.join("\n", lastSummaries())), e);
+        }
+        assertThat(lastSummaries()).as("every node's last summary")
+                .allMatch(l -> l.contains("; 0 missing from the caches afterwards (0 client sessions)"));
+    }
+
+    @Test
+    @Order(1)
+    void aFullRestartDuringRevocationsLeavesExactlyTheLoadableRowsCached() {
+        awaitExactlyTheDatabase(3);
+        List<String> lines = cluster.node(1).log().linesSinceStart();
+        LocalDateTime loadStart = lines.stream().filter(l -> l.contains("Offline session preload on node1: loading"))
+                .map(NodeLog::timeOf).findFirst().orElseThrow();
+        LocalDateTime loadEnd = lines.stream().filter(l -> l.contains("Offline session preload on node1 ")
+                        && (l.contains(" finished in ") || l.contains(" stopped by a topology change in ")))
+                .map(NodeLog::timeOf).findFirst().orElseThrow();
+        assertThat(firstRevocation).as("revocations began before node 1's first pass ended").isBefore(loadEnd);
+        assertThat(lastRevocation).as("revocations ended after node 1's first pass began").isAfter(loadStart);
+    }
+
+    @Test
+    @Order(2)
+    void everyRevokedTokenIsRefusedOnEveryNodeAndEveryOtherRefreshes() {
+        List<String> refused = new ArrayList<>();
+        revoked.forEach(t -> refused.add(t.refreshToken()));
+        deleted.forEach(t -> refused.add(t.refreshToken()));
+        for (KeycloakNode node : cluster.nodes()) {
+            for (int i = 0; i < refused.size(); i++) {
+                assertThat(new OidcClient(node).refresh(refused.get(i)).status()).as("revoked token %d on %s", i, node.name())
+                        .isEqualTo(400);
+            }
+            for (int i = 0; i < KEPT; i++) {
+                assertThat(new OidcClient(node).refresh(kept.get(i).refreshToken()).status()).as("kept %d on %s", i, node.name())
+                        .isEqualTo(200);
+            }
+            for (int i = 0; i < REVOKED; i++) {
+                TokenResponse refreshed = new OidcClient(node, TestRealm.REALM, OTHER_APP).refresh(otherApp.get(i).refreshToken());
+                assertThat(refreshed.status()).as("other app of revoked session %d on %s: %s", i, node.name(), refreshed)
+                        .isEqualTo(200);
+            }
+        }
+    }
+
+    @Test
+    @Order(3)
+    void badRowsAreSkippedByIdAndNeverCached() {
+        List<String> logs = cluster.nodes().stream().flatMap(n -> n.log().lines().stream()).toList();
+        assertThat(logs).anyMatch(l -> l.contains("skipped offline session " + badJson + ": DATA is not valid session JSON"));
+        assertThat(logs).anyMatch(l -> l.contains("skipped offline session " + badUser + ": user no-such-user does not exist"));
+        assertThat(cluster.nodes()).allSatisfy(n -> assertThat(n.log().lines())
+                .noneMatch(l -> l.contains("ERROR") && l.contains("[dev.offlinepreload")));
+    }
+
+    @Test
+    @Order(4)
+    void aNodePausedPastFailureDetectionMergesBackWithNothingMissing() {
+        KeycloakNode paused = cluster.node(3);
+        List<KeycloakNode> others = List.of(cluster.node(1), cluster.node(2));
+        paused.pause();
+        try {
+            await("the others see a view of 2").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
+                    .until(() -> others.stream().allMatch(n -> n.viewSize() == 2));
+        } finally {
+            paused.unpause();
+        }
+        await("the partitions merged: every node sees 3").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
+                .until(() -> cluster.nodes().stream().allMatch(n -> n.viewSize() == 3));
+        awaitExactlyTheDatabase(3);
+    }
+
+    @Test
+    @Order(5)
+    void aNodeKilledMidLoadAndItsReturnLeaveNothingMissing() {
+        KeycloakNode victim = cluster.node(2);
+        victim.stopGracefully();
+        cluster.awaitView(2);
+        awaitExactlyTheDatabase(2);
+
+        victim.startAndKillOn("Offline session preload on node2: loading");
+        await("survivors see a view of 2").atMost(Duration.ofMinutes(2))
+                .until(() -> List.of(cluster.node(1), cluster.node(3)).stream().allMatch(n -> n.viewSize() == 2));
+        awaitExactlyTheDatabase(2);
+
+        victim.start();
+        cluster.awaitView(3);
+        awaitExactlyTheDatabase(3);
+    }
+
+    @Test
+    @Order(6)
+    void aBadOptionValueIsNamedAndTheNodeKeepsServing() {
+        KeycloakNode node = cluster.node(3);
+        node.stopGracefully();
+        node.setEnv(PRELOAD + "REVOCATION_RECHECK_SECONDS", "soon");
+        node.start();
+        assertThat(node.log().linesSinceStart()).anyMatch(l -> l.contains("ERROR")
+                && l.contains("Invalid value 'soon' for option spi-user-sessions--offline-preload--revocation-recheck-seconds")
+                && l.contains("Offline session preloading and the online index build are off on this node"));
+        TokenResponse login = new OidcClient(node).offlineLogin(TestRealm.username(REVOKED + DELETED + KEPT), "password");
+        assertThat(login.status()).as("%s", login).isEqualTo(200);
+        assertThat(new OidcClient(cluster.node(1)).refresh(login.refreshToken()).status()).isEqualTo(200);
+        assertThat(new OidcClient(node).refresh(kept.get(0).refreshToken()).status()).isEqualTo(200);
+    }
+}
