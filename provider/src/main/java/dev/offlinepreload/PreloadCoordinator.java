@@ -191,17 +191,20 @@ public final class PreloadCoordinator implements AutoCloseable {
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
         boolean hotUnpaused = store.volatileSessions() && !config.hotWindow().isZero();
         try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad()),
-                store::busyRequests, () -> store.allStarted(topology.members()), metrics::loadLimit, hotUnpaused).start()) {
+                store::busyRequests, metrics::loadLimit, hotUnpaused).start()) {
             if (!hotUnpaused && config.adaptiveLoad()) {
                 log.infof("Offline session preload on %s plans and loads once the node is quiet (adaptive-load: no request "
-                        + "at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
-                        store.nodeName(), topology.members().size());
+                        + "at work for 10 s, or for 1 s after requests)", store.nodeName());
             }
+            // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream:
+            // the planner asks for the limit only once they have. Once, however often planning yields.
+            Future<CapacityAdvice> counted = null;
             while (true) {
                 if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {
                     return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
                 }
-                PassOutcome outcome = loadFor(topology, governor, !hotUnpaused && config.adaptiveLoad());
+                counted = counted != null ? counted : counts.submit(() -> capacity(topology));
+                PassOutcome outcome = loadFor(topology, governor, counted, !hotUnpaused && config.adaptiveLoad());
                 if (outcome != PassOutcome.PLANNING_YIELDED) {
                     return outcome;
                 }
@@ -212,12 +215,14 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     /**
-     * @param yields whether planning stops as soon as the governor pauses the load (requests at work): a node's first
-     *               requests after a restart came while a pass planned, and its key scan and reads (seconds of CPU on
-     *               a cold node) made their p99 2–4× stock's (docs/performance.md, run o); stopped, it plans again
-     *               from the start once quiet
+     * @param counted the capacity count, started once for the topology
+     * @param yields  whether planning stops as soon as the governor pauses the load (requests at work): a node's first
+     *                requests after a restart came while a pass planned, and its key scan and reads (seconds of CPU on
+     *                a cold node) made their p99 1.3–4× stock's (benchmark/results/restart-window-2026-11-26-o.md);
+     *                stopped, it plans again from the start once quiet
      */
-    private PassOutcome loadFor(TopologySnapshot topology, LoadGovernor governor, boolean yields) throws InterruptedException {
+    private PassOutcome loadFor(TopologySnapshot topology, LoadGovernor governor, Future<CapacityAdvice> counted,
+                                boolean yields) throws InterruptedException {
         // With the start line of the load ("loading N sessions"), which ends planning: the planning time, and the
         // benchmark's window for the planner's heap.
         log.debugf("Offline session preload on %s: planning for cluster topology %d (%d nodes)", store.nodeName(),
@@ -225,9 +230,6 @@ public final class PreloadCoordinator implements AutoCloseable {
         Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topologyId() != topology.id());
         AtomicBoolean yielded = new AtomicBoolean();
         Retry planning = new Retry(config.databaseRetry(), () -> closing || yielded.get() || store.topologyId() != topology.id());
-        // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
-        // planner asks for the limit only once they have.
-        Future<CapacityAdvice> counted = counts.submit(() -> capacity(topology));
         LoadPlan plan;
         try {
             // With several client sessions per session the client-session cache may hold fewer sessions than the

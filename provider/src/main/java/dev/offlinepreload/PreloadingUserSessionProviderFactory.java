@@ -153,7 +153,6 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
                 return;
             }
             store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID, config.databaseTimeout(), requests);
-            store.announceStarted();
             if (!config.participates(store.nodeName())) {
                 metrics.state(PreloadState.NOT_APPLICABLE);
                 log.infof("Offline session preloading: node %s is not in %s=%s; it serves its share lazily",

@@ -474,18 +474,6 @@ class PreloadCoordinatorTest {
     }
 
     @Test
-    void withAdaptiveLoadAQuietPassCountsItsQuietSecondsFromTheMomentEveryNodeHasStarted() throws Exception {
-        store.allStarted = false; // a peer still starting: its traffic (and ours) comes once it is ready
-        start(config("adaptive-load", "true"));
-        Thread.sleep(5_000); // longer than the quiet seconds it needs once every node has started
-        assertThat(store.planCalls).as("planned before every node had started").hasValue(0);
-
-        store.allStarted = true;
-        await("the pass to finish", () -> metrics.state() == PreloadState.DONE);
-        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
-    }
-
-    @Test
     void withAdaptiveLoadRequestsThatComeWhileAPassPlansStopThePlanningAndItPlansAgainOnceQuiet() throws Exception {
         store.keysHook = () -> {
             if (store.planCalls.get() == 1) {
