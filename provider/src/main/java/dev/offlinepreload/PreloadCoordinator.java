@@ -327,7 +327,6 @@ public final class PreloadCoordinator implements AutoCloseable {
         }
     }
 
-    /** Thrown where the pass waits for the count and the node shuts down meanwhile. */
     /**
      * The sink, unless planning yields and the governor has paused the load: then the stream stops (planning gives up
      * at once, {@code yielded} says why).
@@ -352,6 +351,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         }
     }
 
+    /** Thrown where the pass waits for the count and the node shuts down meanwhile. */
     private static final class ShutDown extends RuntimeException {
         ShutDown() {
             super("shutting down", null, false, false);

@@ -1,7 +1,6 @@
 package dev.offlinepreload.testsuite;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.time.LocalDateTime;
@@ -9,7 +8,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.ToLongFunction;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
@@ -17,11 +15,9 @@ import dev.offlinepreload.testsuite.cluster.NodeLog;
 import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.db.Sql;
-import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import dev.offlinepreload.testsuite.keycloak.OidcClient;
 import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
 import dev.offlinepreload.testsuite.keycloak.TestRealm;
-import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -45,8 +41,6 @@ import org.testcontainers.lifecycle.Startables;
 class MinorDifferencesIT {
 
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
-    private static final String OFFLINE_SESSIONS = "offlineSessions";
-    private static final String OFFLINE_CLIENT_SESSIONS = "offlineClientSessions";
     private static final int SESSIONS = 100_000;
     private static final int CLIENT_SESSIONS_PER_SESSION = 3;
     /** Sessions of two apps: the first app's offline token is revoked during the load, the other app's stays. */
@@ -59,6 +53,7 @@ class MinorDifferencesIT {
     private static final int SESSIONS_PER_SECOND = 5_000;
 
     private static KeycloakCluster cluster;
+    private static Rewarming rewarming;
     private static final List<TokenResponse> revoked = new ArrayList<>();
     private static final List<TokenResponse> otherApp = new ArrayList<>();
     private static final List<TokenResponse> deleted = new ArrayList<>();
@@ -67,8 +62,6 @@ class MinorDifferencesIT {
     private static LocalDateTime lastRevocation;
     private static String badJson;
     private static String badUser;
-    private static long loadableSessions;
-    private static long loadableClientSessions;
 
     @BeforeAll
     static void fullRestartWhileSessionsAreRevoked() {
@@ -118,8 +111,9 @@ class MinorDifferencesIT {
         cluster.awaitView(3);
         // What the database holds now, less the two bad rows, is what the caches must hold.
         String notBad = " AND user_session_id NOT IN ('" + badJson + "', '" + badUser + "')";
-        loadableSessions = Sql.number(cluster, "SELECT count(*) FROM offline_user_session WHERE offline_flag = '1'" + notBad);
-        loadableClientSessions = Sql.number(cluster, "SELECT count(*) FROM offline_client_session WHERE offline_flag = '1'" + notBad);
+        long loadableSessions = Sql.number(cluster, "SELECT count(*) FROM offline_user_session WHERE offline_flag = '1'" + notBad);
+        long loadableClientSessions = Sql.number(cluster, "SELECT count(*) FROM offline_client_session WHERE offline_flag = '1'" + notBad);
+        rewarming = new Rewarming(cluster, loadableSessions, loadableClientSessions);
         assertThat(loadableClientSessions).as("client sessions").isGreaterThanOrEqualTo((long) SESSIONS * CLIENT_SESSIONS_PER_SESSION);
     }
 
@@ -146,38 +140,10 @@ class MinorDifferencesIT {
         }
     }
 
-    private static long sum(ToLongFunction<NodeMetrics> metric) {
-        return cluster.runningNodes().stream().mapToLong(n -> metric.applyAsLong(NodeMetrics.scrape(n))).sum();
-    }
-
-    private static List<String> lastSummaries() {
-        return cluster.runningNodes().stream().map(n -> n.log().linesSinceStart().stream()
-                .filter(l -> l.contains("Offline session preload on " + n.name() + " ") && l.contains(" finished in "))
-                .reduce((a, b) -> b).orElse(n.name() + ": no summary")).toList();
-    }
-
-    /** Every running node done, the caches together holding exactly the loadable rows, every summary 0 missing. */
-    private static void awaitExactlyTheDatabase(int nodes) {
-        try {
-            await("%d nodes done holding %d sessions and %d client sessions".formatted(nodes, loadableSessions, loadableClientSessions))
-                    .atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
-                    .until(() -> cluster.runningNodes().size() == nodes
-                            && cluster.runningNodes().stream().allMatch(n -> NodeMetrics.scrape(n).preloadState("done"))
-                            && sum(m -> m.entries(OFFLINE_SESSIONS)) == loadableSessions
-                            && sum(m -> m.entries(OFFLINE_CLIENT_SESSIONS)) == loadableClientSessions);
-        } catch (ConditionTimeoutException e) {
-            throw new AssertionError("The caches hold %d of %d sessions and %d of %d client sessions; the summaries say:%n%s"
-                    .formatted(sum(m -> m.entries(OFFLINE_SESSIONS)), loadableSessions, sum(m -> m.entries(OFFLINE_CLIENT_SESSIONS)),
-                            loadableClientSessions, String.join("\n", lastSummaries())), e);
-        }
-        assertThat(lastSummaries()).as("every node's last summary")
-                .allMatch(l -> l.contains("; 0 missing from the caches afterwards (0 client sessions)"));
-    }
-
     @Test
     @Order(1)
     void aFullRestartDuringRevocationsLeavesExactlyTheLoadableRowsCached() {
-        awaitExactlyTheDatabase(3);
+        rewarming.awaitExactly(3);
         List<String> lines = cluster.node(1).log().linesSinceStart();
         LocalDateTime loadStart = lines.stream().filter(l -> l.contains("Offline session preload on node1: loading"))
                 .map(NodeLog::timeOf).findFirst().orElseThrow();
@@ -224,36 +190,13 @@ class MinorDifferencesIT {
     @Test
     @Order(4)
     void aNodePausedPastFailureDetectionMergesBackWithNothingMissing() {
-        KeycloakNode paused = cluster.node(3);
-        List<KeycloakNode> others = List.of(cluster.node(1), cluster.node(2));
-        paused.pause();
-        try {
-            await("the others see a view of 2").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
-                    .until(() -> others.stream().allMatch(n -> n.viewSize() == 2));
-        } finally {
-            paused.unpause();
-        }
-        await("the partitions merged: every node sees 3").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
-                .until(() -> cluster.nodes().stream().allMatch(n -> n.viewSize() == 3));
-        awaitExactlyTheDatabase(3);
+        rewarming.pauseUntilMergedBack(cluster.node(3));
     }
 
     @Test
     @Order(5)
     void aNodeKilledMidLoadAndItsReturnLeaveNothingMissing() {
-        KeycloakNode victim = cluster.node(2);
-        victim.stopGracefully();
-        cluster.awaitView(2);
-        awaitExactlyTheDatabase(2);
-
-        victim.startAndKillOn("Offline session preload on node2: loading");
-        await("survivors see a view of 2").atMost(Duration.ofMinutes(2))
-                .until(() -> List.of(cluster.node(1), cluster.node(3)).stream().allMatch(n -> n.viewSize() == 2));
-        awaitExactlyTheDatabase(2);
-
-        victim.start();
-        cluster.awaitView(3);
-        awaitExactlyTheDatabase(3);
+        rewarming.killMidLoadAndReturn(cluster.node(2));
     }
 
     @Test

@@ -1,19 +1,11 @@
 package dev.offlinepreload.testsuite;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
-
-import java.time.Duration;
-import java.util.List;
-import java.util.function.ToLongFunction;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
-import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.db.Sql;
-import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
-import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -37,8 +29,7 @@ class RewarmIT {
     private static final int CLIENT_SESSIONS_PER_SESSION = 5;
 
     private static KeycloakCluster cluster;
-    private static long sessionRows;
-    private static long clientSessionRows;
+    private static Rewarming rewarming;
 
     @BeforeAll
     static void sessionsOfThreeAppsEach() {
@@ -54,8 +45,9 @@ class RewarmIT {
             OfflineSessionSeeder.Realm realm = seeder.createRealm(cluster.node(1), "rewarm", CLIENT_SESSIONS_PER_SESSION, 2000);
             seeder.seed(realm, new SeedShape(SESSIONS, CLIENT_SESSIONS_PER_SESSION, 1, 0, 0, 3600));
         }
-        sessionRows = count("SELECT count(*) FROM offline_user_session WHERE offline_flag = '1'");
-        clientSessionRows = count("SELECT count(*) FROM offline_client_session WHERE offline_flag = '1'");
+        long sessionRows = count("SELECT count(*) FROM offline_user_session WHERE offline_flag = '1'");
+        long clientSessionRows = count("SELECT count(*) FROM offline_client_session WHERE offline_flag = '1'");
+        rewarming = new Rewarming(cluster, sessionRows, clientSessionRows);
         assertThat(clientSessionRows).as("client session rows").isGreaterThanOrEqualTo((long) CLIENT_SESSIONS_PER_SESSION * SESSIONS);
     }
 
@@ -70,84 +62,23 @@ class RewarmIT {
         return Long.parseLong(Sql.column(cluster, sql).get(0));
     }
 
-    private static long sum(ToLongFunction<NodeMetrics> metric) {
-        return cluster.runningNodes().stream().mapToLong(n -> metric.applyAsLong(NodeMetrics.scrape(n))).sum();
-    }
-
-    /** Each running node's latest summary line. */
-    private static List<String> lastSummaries() {
-        return cluster.runningNodes().stream().map(n -> n.log().linesSinceStart().stream()
-                .filter(l -> l.contains("Offline session preload on " + n.name() + " ") && l.contains(" finished in "))
-                .reduce((first, second) -> second).orElse(n.name() + ": no summary")).toList();
-    }
-
-    /**
-     * Every running node is done, and the caches together hold exactly the rows of both tables; the nodes' summaries
-     * say 0 missing. When the caches fall short, the failure shows what the summaries said.
-     */
-    private static void awaitExactlyTheDatabase(int nodes) {
-        try {
-            await("%d nodes done holding %d sessions and %d client sessions".formatted(nodes, sessionRows, clientSessionRows))
-                    .atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
-                    .until(() -> cluster.runningNodes().size() == nodes
-                            && cluster.runningNodes().stream().allMatch(n -> NodeMetrics.scrape(n).preloadState("done"))
-                            && sum(m -> m.entries("offlineSessions")) == sessionRows
-                            && sum(m -> m.entries("offlineClientSessions")) == clientSessionRows);
-        } catch (ConditionTimeoutException e) {
-            throw new AssertionError("The caches hold %d of %d sessions and %d of %d client sessions; the summaries say:%n%s"
-                    .formatted(sum(m -> m.entries("offlineSessions")), sessionRows, sum(m -> m.entries("offlineClientSessions")),
-                            clientSessionRows, String.join("\n", lastSummaries())), e);
-        }
-        assertThat(lastSummaries()).as("every node's last summary")
-                .allMatch(l -> l.contains("; 0 missing from the caches afterwards (0 client sessions)"));
-        // Stays so: nothing is dropped after the passes are over (Keycloak's clear after a merge came late).
-        await("the caches stay exact for 5 s").during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10))
-                .pollInterval(Duration.ofSeconds(1))
-                .until(() -> sum(m -> m.entries("offlineSessions")) == sessionRows
-                        && sum(m -> m.entries("offlineClientSessions")) == clientSessionRows);
-    }
-
     @Test
     @Order(1)
     void aFullRestartLoadsEverySessionAndClientSession() {
         cluster.restartAll();
         cluster.awaitView(3);
-        awaitExactlyTheDatabase(3);
+        rewarming.awaitExactly(3);
     }
 
     @Test
     @Order(2)
     void aNodePausedPastFailureDetectionMergesBackWithNothingMissing() {
-        KeycloakNode paused = cluster.node(3);
-        List<KeycloakNode> others = List.of(cluster.node(1), cluster.node(2));
-        paused.pause();
-        try {
-            await("the others see a view of 2").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
-                    .until(() -> others.stream().allMatch(n -> n.viewSize() == 2));
-        } finally {
-            paused.unpause();
-        }
-        await("the partitions merged: every node sees 3").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
-                .until(() -> cluster.nodes().stream().allMatch(n -> n.viewSize() == 3));
-        awaitExactlyTheDatabase(3);
+        rewarming.pauseUntilMergedBack(cluster.node(3));
     }
 
     @Test
     @Order(3)
     void aNodeKilledMidLoadAndItsReturnLeaveNothingMissing() {
-        KeycloakNode victim = cluster.node(2);
-        victim.stopGracefully();
-        cluster.awaitView(2);
-        awaitExactlyTheDatabase(2);
-
-        victim.startAndKillOn("Offline session preload on node2: loading");
-        List<KeycloakNode> survivors = List.of(cluster.node(1), cluster.node(3));
-        await("survivors see a view of 2").atMost(Duration.ofMinutes(2))
-                .until(() -> survivors.stream().allMatch(n -> n.viewSize() == 2));
-        awaitExactlyTheDatabase(2);
-
-        victim.start();
-        cluster.awaitView(3);
-        awaitExactlyTheDatabase(3);
+        rewarming.killMidLoadAndReturn(cluster.node(2));
     }
 }
