@@ -11,6 +11,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import dev.offlinepreload.cluster.ClusterGate;
@@ -67,9 +68,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         /** The database failed for longer than database-retry-seconds; the next topology change tries again. */
         FAILED,
         /** The node is shutting down. */
-        SHUT_DOWN,
-        /** Requests came while planning: plan again once the node is quiet (never the outcome of a whole pass). */
-        PLANNING_YIELDED
+        SHUT_DOWN
     }
 
     private final PreloadConfig config;
@@ -178,7 +177,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         metrics.state(switch (outcome) {
             case DONE -> PreloadState.DONE;
             case FAILED -> PreloadState.FAILED;
-            case SHUT_DOWN, TOPOLOGY_MOVED, PLANNING_YIELDED -> PreloadState.IDLE;
+            case SHUT_DOWN, TOPOLOGY_MOVED -> PreloadState.IDLE;
         });
         return topology == null ? store.topologyId() : topology.id();
     }
@@ -196,41 +195,32 @@ public final class PreloadCoordinator implements AutoCloseable {
                 log.infof("Offline session preload on %s plans and loads once the node is quiet (adaptive-load: no request "
                         + "at work for 10 s, or for 1 s after requests)", store.nodeName());
             }
-            // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream:
-            // the planner asks for the limit only once they have. Once, however often planning yields.
-            Future<CapacityAdvice> counted = null;
-            while (true) {
-                if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {
-                    return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
-                }
-                counted = counted != null ? counted : counts.submit(() -> capacity(topology));
-                PassOutcome outcome = loadFor(topology, governor, counted, !hotUnpaused && config.adaptiveLoad());
-                if (outcome != PassOutcome.PLANNING_YIELDED) {
-                    return outcome;
-                }
-                log.debugf("Offline session preload on %s: requests came while planning; planning again once the node is quiet",
-                        store.nodeName());
+            if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {
+                return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
             }
+            return loadFor(topology, governor, !hotUnpaused && config.adaptiveLoad());
         }
     }
 
     /**
-     * @param counted the capacity count, started once for the topology
-     * @param yields  whether planning stops as soon as the governor pauses the load (requests at work): a node's first
-     *                requests after a restart came while a pass planned, and its key scan and reads (seconds of CPU on
-     *                a cold node) made their p99 1.3–4× stock's (benchmark/results/restart-window-2026-11-26-o.md);
-     *                stopped, it plans again from the start once quiet
+     * @param yields whether planning stops as soon as the governor pauses the load (requests at work), and plans again
+     *               from the start once it lets the load run: a node's first requests after a restart came while a pass
+     *               planned, and its key scan and reads (seconds of CPU on a cold node) made their p99 1.3–4× stock's
+     *               (benchmark/results/restart-window-2026-11-26-o.md)
      */
-    private PassOutcome loadFor(TopologySnapshot topology, LoadGovernor governor, Future<CapacityAdvice> counted,
-                                boolean yields) throws InterruptedException {
+    private PassOutcome loadFor(TopologySnapshot topology, LoadGovernor governor, boolean yields) throws InterruptedException {
         // With the start line of the load ("loading N sessions"), which ends planning: the planning time, and the
         // benchmark's window for the planner's heap.
         log.debugf("Offline session preload on %s: planning for cluster topology %d (%d nodes)", store.nodeName(),
                 topology.id(), topology.members().size());
-        Retry retry = new Retry(config.databaseRetry(), () -> closing || store.topologyId() != topology.id());
+        BooleanSupplier stopped = () -> closing || store.topologyId() != topology.id();
+        Retry retry = new Retry(config.databaseRetry(), stopped);
         AtomicBoolean yielded = new AtomicBoolean();
-        Retry planning = new Retry(config.databaseRetry(), () -> closing || yielded.get() || store.topologyId() != topology.id());
-        LoadPlan plan;
+        Retry planning = new Retry(config.databaseRetry(), () -> yielded.get() || stopped.getAsBoolean());
+        // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
+        // planner asks for the limit only once they have. Once, however often planning yields.
+        Future<CapacityAdvice> counted = counts.submit(() -> capacity(topology));
+        LoadPlan planned;
         try {
             // With several client sessions per session the client-session cache may hold fewer sessions than the
             // sessions cache: the plan keeps the most recent of what really fits. Either way a node takes no more
@@ -240,14 +230,28 @@ public final class PreloadCoordinator implements AutoCloseable {
                 CapacityAdvice capacity = awaitCount(counted);
                 return capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity();
             }, config.batchSize());
-            plan = planning.call("reading the session ids", () -> planner.plan(
-                    keys -> store.forEachKey(yielding(keys, governor, yields, yielded)),
-                    candidates -> store.forEachCandidate(yielding(candidates, governor, yields, yielded)),
-                    recent -> {
-                        if (!config.hotWindow().isZero()) {
-                            store.forEachRecent(config.hotWindow(), yielding(recent, governor, yields, yielded));
-                        }
-                    }));
+            while (true) {
+                try {
+                    planned = planning.call("reading the session ids", () -> planner.plan(
+                            keys -> store.forEachKey(yielding(keys, governor, yields, yielded)),
+                            candidates -> store.forEachCandidate(yielding(candidates, governor, yields, yielded)),
+                            recent -> {
+                                if (!config.hotWindow().isZero()) {
+                                    store.forEachRecent(config.hotWindow(), yielding(recent, governor, yields, yielded));
+                                }
+                            }));
+                    break;
+                } catch (Retry.GaveUp e) {
+                    if (!yielded.getAndSet(false) || stopped.getAsBoolean()) {
+                        throw e;
+                    }
+                    log.debugf("Offline session preload on %s: requests came while planning; planning again once the "
+                            + "node is quiet", store.nodeName());
+                    if (!governor.awaitTurn(1, () -> false, stopped)) {
+                        return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
+                    }
+                }
+            }
         } catch (ShutDown e) {
             return PassOutcome.SHUT_DOWN;
         } catch (Retry.GaveUp e) {
@@ -257,14 +261,12 @@ public final class PreloadCoordinator implements AutoCloseable {
             if (store.topologyId() != topology.id()) {
                 return PassOutcome.TOPOLOGY_MOVED;
             }
-            if (yielded.get()) {
-                return PassOutcome.PLANNING_YIELDED;
-            }
             log.errorf("Offline session preload on %s failed: the database kept failing for %d s while planning (%s). "
                     + "Sessions are loaded lazily; preloading tries again at the next topology change.",
                     store.nodeName(), config.databaseRetry().toSeconds(), e.getMessage());
             return PassOutcome.FAILED;
         }
+        LoadPlan plan = planned;
         CapacityAdvice capacity;
         try {
             capacity = awaitCount(counted);
@@ -280,7 +282,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         LoadStats stats = new LoadStats(metrics.lifetime(), sampleEvery);
         long clientLimit = Math.max(0, config.cacheLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
         LoadRun run = new LoadRun(store, config.workers(), retry, new RateLimit(config.maxSessionsPerSecond(), System::nanoTime),
-                governor, guard, progress, () -> closing || store.topologyId() != topology.id());
+                governor, guard, progress, stopped);
 
         var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad(), governor.describe()), 1, 1,
                 TimeUnit.SECONDS);
