@@ -225,10 +225,13 @@ public final class PreloadCoordinator implements AutoCloseable {
             // With several client sessions per session the client-session cache may hold fewer sessions than the
             // sessions cache: the plan keeps the most recent of what really fits. Either way a node takes no more
             // sessions than either cache holds (a session has at least one client session): the ceiling.
-            long ceiling = Math.min(config.fillLimit(store.sessionsMaxCount()), config.cacheLimit(store.clientSessionsMaxCount()));
+            // Where a node reads every session and keeps its share of their entries (Keycloak 26.4), it may plan that
+            // many more.
+            long ceiling = topology.planned(Math.min(config.fillLimit(store.sessionsMaxCount()),
+                    config.cacheLimit(store.clientSessionsMaxCount())));
             LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, ceiling, () -> {
                 CapacityAdvice capacity = awaitCount(counted);
-                return capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity();
+                return topology.planned(capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity());
             }, config.batchSize());
             while (true) {
                 try {
@@ -421,7 +424,7 @@ public final class PreloadCoordinator implements AutoCloseable {
                 continue;
             }
             int clientsGone = store.missingClientSessions(session);
-            if (clientsGone > 0 || !store.isCached(session.id())) {
+            if (clientsGone > 0 || session.entryHere() && !store.isCached(session.id())) {
                 sessions++;
                 clientSessions += clientsGone;
             }

@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 import dev.offlinepreload.keycloak.KeycloakMinor.EntryExpiry;
 import dev.offlinepreload.keycloak.SessionQueries.ClientSessionRow;
@@ -90,7 +91,10 @@ final class BatchImport {
         try {
             Set<String> wanted = new HashSet<>(batch.ids());
             List<UserSessionRow> rows = queries.userSessions(em, batch, wanted::contains);
-            gone += batch.size() - rows.size();
+            if (rows.size() < batch.size()) {
+                Set<String> read = rows.stream().map(r -> r.entity().userSessionId()).collect(Collectors.toSet());
+                gone += batch.ids().stream().filter(id -> !read.contains(id) && caches.countsSession(id)).count();
+            }
             SessionData.parseUserSessions(rows.stream().map(UserSessionRow::data).toList());
             List<ClientSessionRow> allClientRows = queries.clientSessions(em, batch, wanted::contains);
             SessionData.parseClientSessions(allClientRows.stream().map(ClientSessionRow::data).toList());
@@ -123,7 +127,7 @@ final class BatchImport {
             problem = "user " + row.userId() + " does not exist";
         }
         if (problem != null) {
-            skipped.add(new SkippedRow(id, problem));
+            skip(id, problem);
             return;
         }
         PersistentUserSessionAdapter model = new PersistentUserSessionAdapter(session, row, realm, row.userId(), new HashMap<>());
@@ -137,7 +141,7 @@ final class BatchImport {
         try {
             userSessionRow.data().parseInto(model); // parsed now, so a corrupt row never reaches the cache
         } catch (IOException | RuntimeException e) {
-            skipped.add(new SkippedRow(id, "DATA is not valid session JSON (" + e.getMessage() + ")"));
+            skip(id, "DATA is not valid session JSON (" + e.getMessage() + ")");
             return;
         }
         if (persistentSessions) {
@@ -155,14 +159,16 @@ final class BatchImport {
         long lifespan = SessionTimeouts.getOfflineSessionLifespanMs(realm, null, entity);
         long maxIdle = SessionTimeouts.getOfflineSessionMaxIdleMs(realm, null, entity);
         if (lifespan == SessionTimeouts.ENTRY_EXPIRED_FLAG || maxIdle == SessionTimeouts.ENTRY_EXPIRED_FLAG) {
-            expired++;
+            if (caches.countsSession(entity.getId())) {
+                expired++;
+            }
             return;
         }
         List<ClientSessionEntry> entries = clientEntries(entity, model, realm, clientRows, null);
         entries.forEach(e -> entity.getClientSessions().add(e.client().getId()));
         ContainerWriter.Result<SessionEntityWrapper<UserSessionEntity>> stored = caches.putIfAbsent(entity.getId(),
                 OfflineCaches.wrap(entity), minor.expiry(lifespan, maxIdle));
-        if (stored.outcome() == ContainerWriter.Outcome.NOT_OWNED) {
+        if (stored.outcome() == ContainerWriter.Outcome.NOT_OWNED && minor.groupsClientSessions()) {
             return; // the topology changed since planning: the pass stops and plans again
         }
         if (stored.outcome() == ContainerWriter.Outcome.PRESENT) {
@@ -170,6 +176,9 @@ final class BatchImport {
             completeClientSessions(stored.present().getEntity(), model, realm, clientRows);
             return;
         }
+        // Put, or (before 26.5) another node's entry: the client sessions whose keys are this node's. ContainerWriter
+        // refuses every other key, so each key is written only by its owner, the node that sees its removals.
+        boolean entryHere = stored.outcome() == ContainerWriter.Outcome.PUT;
         List<String> put = new ArrayList<>(entries.size());
         for (ClientSessionEntry e : entries) {
             if (caches.putIfAbsent(new EmbeddedClientSessionKey(entity.getId(), e.client().getId()), OfflineCaches.wrap(e.entity()),
@@ -177,7 +186,9 @@ final class BatchImport {
                 put.add(e.client().getId());
             }
         }
-        imported.add(new ImportedSession(entity.getId(), List.copyOf(put)));
+        if (entryHere || !put.isEmpty()) {
+            imported.add(new ImportedSession(entity.getId(), List.copyOf(put), entryHere));
+        }
     }
 
     /** A cached session whose entry lists client sessions the cache no longer holds: put exactly the missing ones. */
@@ -223,8 +234,8 @@ final class BatchImport {
                 entity = ClientSessionPersistentChangelogBasedTransaction.createAuthenticatedClientSessionInstance(
                         userSession.getId(), userSession.getUser(), clientSession, realm.getId(), client.getId(), true);
             } catch (IOException | RuntimeException e) {
-                skipped.add(new SkippedRow(userSession.getId(), "client session " + clientRow.entity().getClientId()
-                        + " has invalid DATA (" + e.getMessage() + ")"));
+                skip(userSession.getId(), "client session " + clientRow.entity().getClientId()
+                        + " has invalid DATA (" + e.getMessage() + ")");
                 continue;
             }
             entity.setTimestamp(userSession.getLastSessionRefresh());
@@ -250,8 +261,8 @@ final class BatchImport {
             try {
                 clientRow.data().parseInto(clientSession);
             } catch (IOException | RuntimeException e) {
-                skipped.add(new SkippedRow(model.getId(), "client session " + clientRow.entity().getClientId() + " has invalid DATA ("
-                        + e.getMessage() + ")"));
+                skip(model.getId(), "client session " + clientRow.entity().getClientId() + " has invalid DATA ("
+                        + e.getMessage() + ")");
                 continue;
             }
             model.getAuthenticatedClientSessions().put(client.getId(), clientSession);
@@ -262,6 +273,13 @@ final class BatchImport {
             imported.add(new ImportedSession(model.getId(), List.copyOf(clientIds)));
         } else {
             expired++;
+        }
+    }
+
+    /** A row not loaded, counted (and so logged) by the node that counts its session ({@link OfflineCaches#countsSession}). */
+    private void skip(String userSessionId, String reason) {
+        if (caches.countsSession(userSessionId)) {
+            skipped.add(new SkippedRow(userSessionId, reason));
         }
     }
 
@@ -312,7 +330,7 @@ final class BatchImport {
                     clientIds.add(clientId);
                 }
             }
-            kept.add(clientIds.size() == s.clientIds().size() ? s : new ImportedSession(s.id(), List.copyOf(clientIds)));
+            kept.add(clientIds.size() == s.clientIds().size() ? s : new ImportedSession(s.id(), List.copyOf(clientIds), s.entryHere()));
         }
         caches.evict(revokedSessions);
         caches.evict(evictedSessions);

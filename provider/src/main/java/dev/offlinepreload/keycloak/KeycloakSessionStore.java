@@ -72,14 +72,15 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
             InfinispanConnectionProvider infinispan = session.getProvider(InfinispanConnectionProvider.class);
             OfflineCaches caches = new OfflineCaches(
                     infinispan.getCache(InfinispanConnectionProvider.OFFLINE_USER_SESSION_CACHE_NAME),
-                    infinispan.getCache(InfinispanConnectionProvider.OFFLINE_CLIENT_SESSION_CACHE_NAME));
+                    infinispan.getCache(InfinispanConnectionProvider.OFFLINE_CLIENT_SESSION_CACHE_NAME),
+                    KeycloakMinor.RUNNING.groupsClientSessions(), MultiSiteUtils.isPersistentSessionsEnabled());
             String schema = factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa
                     ? jpa.getSchema() : null;
             SessionQueries queries = em(session).unwrap(Session.class).doReturningWork(c -> new SessionQueries(schema,
                     "PostgreSQL".equals(c.getMetaData().getDatabaseProductName()), statementTimeout, c.getMetaData().getDriverName(),
                     KeycloakMinor.RUNNING));
             return new KeycloakSessionStore(factory, providerId, caches, queries,
-                    infinispan.getNodeInfo().nodeName(), requests);
+                    KeycloakMinor.RUNNING.nodeName(infinispan), requests);
         });
     }
 
@@ -125,7 +126,8 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
         if (entry != null) {
             expected.addAll(entry.getEntity().getClientSessions());
         }
-        return (int) expected.stream().filter(clientId -> !caches.hasClientSession(session.id(), clientId)).count();
+        return (int) expected.stream().filter(clientId -> caches.ownsClientSession(session.id(), clientId)
+                && !caches.hasClientSession(session.id(), clientId)).count();
     }
 
     @Override

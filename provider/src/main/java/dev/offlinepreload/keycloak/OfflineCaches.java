@@ -24,6 +24,7 @@ import org.infinispan.distribution.DistributionManager;
 import org.infinispan.distribution.LocalizedCacheTopology;
 import org.infinispan.distribution.ch.ConsistentHash;
 import org.infinispan.factories.ComponentRegistry;
+import org.infinispan.remoting.transport.Address;
 import org.infinispan.topology.CacheTopology;
 import org.keycloak.models.sessions.infinispan.changes.SessionEntityWrapper;
 import org.keycloak.models.sessions.infinispan.entities.AuthenticatedClientSessionEntity;
@@ -55,9 +56,26 @@ final class OfflineCaches {
     private final ContainerWriter<String, SessionEntityWrapper<UserSessionEntity>> sessionWriter;
     private final ContainerWriter<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessionWriter;
     private final TimeService time;
+    /** Whether a client session lives in its user session's segment (26.5+, {@code ClientSessionKeyGrouper}). */
+    private final boolean clientSessionsGrouped;
+    /**
+     * Whether every node reads every session: where a client session's key has an owner of its own (before 26.5) and
+     * the loader writes the entries itself (persistent sessions), a node must read each session of which it owns any
+     * key, and cannot tell which from the session ids (docs/keycloak-minors.md, "26.4").
+     */
+    private final boolean readsEverySession;
 
+    /** Caches whose client sessions live with their user sessions (26.5+). */
     OfflineCaches(Cache<String, SessionEntityWrapper<UserSessionEntity>> sessions,
                   Cache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions) {
+        this(sessions, clientSessions, true, true);
+    }
+
+    OfflineCaches(Cache<String, SessionEntityWrapper<UserSessionEntity>> sessions,
+                  Cache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions,
+                  boolean clientSessionsGrouped, boolean persistentSessions) {
+        this.clientSessionsGrouped = clientSessionsGrouped;
+        this.readsEverySession = !clientSessionsGrouped && persistentSessions;
         this.sessions = sessions.getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL, Flag.SKIP_STATISTICS,
                 Flag.SKIP_CACHE_LOAD, Flag.SKIP_CACHE_STORE, Flag.SKIP_XSITE_BACKUP);
         this.clientSessions = clientSessions.getAdvancedCache().withFlags(Flag.CACHE_MODE_LOCAL, Flag.SKIP_STATISTICS,
@@ -96,8 +114,12 @@ final class OfflineCaches {
                 && Objects.equals(topology.getMembers(), clientTopology.getMembers())
                 && samePrimaryOwners(topology.getWriteConsistentHash(), clientTopology.getWriteConsistentHash());
         List<String> members = topology.getMembers().stream().map(String::valueOf).collect(Collectors.toList());
-        return new TopologySnapshot(id(topology, clientTopology), stable, members, key -> topology.getDistribution(key).isPrimary(),
-                largestShare(topology.getWriteConsistentHash()));
+        ConsistentHash hash = topology.getWriteConsistentHash();
+        return readsEverySession
+                ? new TopologySnapshot(id(topology, clientTopology), stable, members, key -> true, largestShare(hash),
+                        ownShare(hash, topology.getLocalAddress()))
+                : new TopologySnapshot(id(topology, clientTopology), stable, members,
+                        key -> topology.getDistribution(key).isPrimary(), largestShare(hash));
     }
 
     /** {@link #topology()}'s id, without the rest: both caches' topology ids (0 for local caches). */
@@ -130,6 +152,11 @@ final class OfflineCaches {
         return true;
     }
 
+    /** This member's share of the segments it owns as primary (at least one segment's, so that it never divides by 0). */
+    private static double ownShare(ConsistentHash hash, Address self) {
+        return (double) Math.max(1, hash.getPrimarySegmentsForOwner(self).size()) / hash.getNumSegments();
+    }
+
     /** The share of the segments owned by the member that owns the most as primary. */
     private static double largestShare(ConsistentHash hash) {
         int largest = hash.getMembers().stream().mapToInt(m -> hash.getPrimarySegmentsForOwner(m).size()).max()
@@ -154,18 +181,43 @@ final class OfflineCaches {
         return entry == null || entry.isExpired(time.wallClockTime()) ? null : entry.getValue();
     }
 
-    /** Whether the session is cached with every client session its entry lists. */
+    /**
+     * Whether the session is cached with every client session its entry lists (of those, where client sessions have
+     * owners of their own, the ones this node owns). A session whose entry is another node's is never cached here:
+     * which of its client sessions are this node's only its rows tell.
+     */
     boolean isCached(String userSessionId) {
         SessionEntityWrapper<UserSessionEntity> wrapper = session(userSessionId);
         if (wrapper == null) {
             return false;
         }
         for (String clientId : wrapper.getEntity().getClientSessions()) {
-            if (!hasClientSession(userSessionId, clientId)) {
+            if (ownsClientSession(userSessionId, clientId) && !hasClientSession(userSessionId, clientId)) {
                 return false;
             }
         }
         return true;
+    }
+
+    /**
+     * Whether this node counts what became of a session it read (loaded, already cached, expired, gone, skipped): the
+     * node that owns its entry. Where each node reads only the sessions it owns that is every session it reads; where
+     * every node reads every session (Keycloak 26.4), only the owner counts it, so that the nodes' counts add up to
+     * the cluster's.
+     */
+    boolean countsSession(String userSessionId) {
+        DistributionManager distribution = sessions.getDistributionManager();
+        return !readsEverySession || distribution == null || distribution.getCacheTopology().getDistribution(userSessionId).isPrimary();
+    }
+
+    /**
+     * Whether this node is the primary owner of a client session's key, asked only of a session whose entry is this
+     * node's: then always where client sessions live with their sessions, and where the caches are local.
+     */
+    boolean ownsClientSession(String userSessionId, String clientId) {
+        DistributionManager distribution = clientSessions.getDistributionManager();
+        return clientSessionsGrouped || distribution == null
+                || distribution.getCacheTopology().getDistribution(new EmbeddedClientSessionKey(userSessionId, clientId)).isPrimary();
     }
 
     /**

@@ -24,8 +24,11 @@ public record BatchResult(List<ImportedSession> imported, long clientSessions, l
     public record SkippedRow(String id, String reason) {
     }
 
-    /** Sessions of the batch newly put into the cache. */
+    /**
+     * Sessions of the batch newly put into the cache: whose entry this node put (on Keycloak 26.4 a node may put only
+     * client sessions of a session whose entry another node holds; that node counts the session).
+     */
     public long loaded() {
-        return imported.size() - repaired;
+        return imported.stream().filter(ImportedSession::entryHere).count() - repaired;
     }
 }

@@ -3,6 +3,7 @@ package dev.offlinepreload.schema;
 import java.sql.Connection;
 import java.sql.SQLException;
 
+import dev.offlinepreload.keycloak.KeycloakMinor;
 import liquibase.Liquibase;
 import liquibase.changelog.ChangeLogHistoryServiceFactory;
 import liquibase.changelog.ChangeSet;
@@ -11,7 +12,6 @@ import org.keycloak.connections.jpa.JpaConnectionProviderFactory;
 import org.keycloak.connections.jpa.updater.liquibase.LiquibaseJpaUpdaterProvider;
 import org.keycloak.connections.jpa.updater.liquibase.conn.KeycloakLiquibase;
 import org.keycloak.connections.jpa.updater.liquibase.conn.LiquibaseConnectionProvider;
-import org.keycloak.connections.jpa.updater.liquibase.conn.MySQLCustomChangeLogHistoryService;
 import org.keycloak.connections.jpa.util.JpaUtils;
 import org.keycloak.models.KeycloakSession;
 import org.keycloak.models.KeycloakSessionFactory;
@@ -45,7 +45,7 @@ final class ChangesetRecorder {
                 } finally {
                     // What Keycloak does after each of its own Liquibase runs (LiquibaseJpaUpdaterProvider).
                     liquibase.resetServices();
-                    ChangeLogHistoryServiceFactory.getInstance().register(new MySQLCustomChangeLogHistoryService());
+                    ChangeLogHistoryServiceFactory.getInstance().register(KeycloakMinor.RUNNING.changeLogHistoryService());
                 }
             }
         }

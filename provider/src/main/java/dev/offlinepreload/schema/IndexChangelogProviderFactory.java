@@ -8,6 +8,7 @@ import dev.offlinepreload.PreloadingUserSessionProviderFactory;
 import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.config.PreloadOption;
 import dev.offlinepreload.keycloak.Compatibility;
+import dev.offlinepreload.keycloak.KeycloakMinor;
 import org.jboss.logging.Logger;
 import org.keycloak.Config;
 import org.keycloak.connections.infinispan.InfinispanConnectionProvider;
@@ -150,7 +151,7 @@ public class IndexChangelogProviderFactory implements JpaEntityProviderFactory, 
 
     private static String nodeName(KeycloakSessionFactory factory) {
         try (KeycloakSession session = factory.create()) {
-            return session.getProvider(InfinispanConnectionProvider.class).getNodeInfo().nodeName();
+            return KeycloakMinor.RUNNING.nodeName(session.getProvider(InfinispanConnectionProvider.class));
         }
     }
 

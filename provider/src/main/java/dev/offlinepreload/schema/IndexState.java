@@ -61,7 +61,7 @@ record IndexState(Map<OfflineIndex, Presence> presence, Set<String> recordedChan
             }
         }
         Map<OfflineIndex, Presence> presence = new LinkedHashMap<>();
-        for (OfflineIndex index : OfflineIndex.ALL) {
+        for (OfflineIndex index : OfflineIndex.forRunningKeycloak()) {
             presence.put(index, invalid.contains(index.name()) ? Presence.INVALID
                     : present.contains(index.name()) ? Presence.VALID : Presence.MISSING);
         }

@@ -51,13 +51,24 @@ final class TestCluster implements AutoCloseable {
 
     private final String name = "offline-preload-test-" + UUID.randomUUID();
     private final List<DefaultCacheManager> members = new CopyOnWriteArrayList<>();
+    /** Whether a client session's key lives in its user session's segment (Keycloak 26.5+), or has an owner of its own. */
+    private final boolean clientSessionsGrouped;
 
-    private TestCluster() {
+    private TestCluster(boolean clientSessionsGrouped) {
+        this.clientSessionsGrouped = clientSessionsGrouped;
     }
 
     /** A cluster of that many members, both caches started on each and settled. */
     static TestCluster start(int size) {
-        TestCluster cluster = new TestCluster();
+        return start(size, true);
+    }
+
+    /**
+     * The same, with client sessions grouped with their user sessions as Keycloak 26.5+ configures them, or (false)
+     * without a grouper, as Keycloak 26.4 has them.
+     */
+    static TestCluster start(int size, boolean clientSessionsGrouped) {
+        TestCluster cluster = new TestCluster(clientSessionsGrouped);
         try {
             for (int i = 0; i < size; i++) {
                 startCaches(cluster.startMember());
@@ -84,8 +95,11 @@ final class TestCluster implements AutoCloseable {
         return member;
     }
 
-    private static ConfigurationBuilder offlineCache(String cacheName) {
+    private ConfigurationBuilder offlineCache(String cacheName) {
         ConfigurationBuilder builder = CacheConfigurator.getCacheConfiguration(cacheName, true);
+        if (!clientSessionsGrouped) {
+            builder.clustering().hash().groups().enabled(false).clearGroupers();
+        }
         // as CacheConfigurator.configureSessionsCachesForPersistentSessions does for the session caches
         builder.clustering().stateTransfer().fetchInMemoryState(false);
         builder.clustering().hash().numSegments(SEGMENTS);

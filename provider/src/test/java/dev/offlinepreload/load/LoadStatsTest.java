@@ -49,4 +49,15 @@ class LoadStatsTest {
         assertThat(lifetime.revokedRemoved()).isEqualTo(7);
         assertThat(lifetime.revokedAtOnce()).isEqualTo(3);
     }
+
+    @Test
+    void aSessionOfWhichThisNodePutOnlyClientSessionsCountsItsClientSessionsButNotAsALoadedSession() {
+        // Keycloak 26.4: the node holding the session's entry counts the session
+        LoadStats pass = new LoadStats(null, 1);
+        pass.add(new BatchResult(List.of(new ImportedSession("here", List.of("app-1")),
+                new ImportedSession("elsewhere", List.of("app-2", "app-3"), false)), 3, 0, 0, 0, 0, List.of(), 0));
+        assertThat(pass.loaded()).isEqualTo(1);
+        assertThat(pass.clientSessions()).isEqualTo(3);
+        assertThat(pass.importedSample()).extracting(ImportedSession::id).containsExactlyInAnyOrder("here", "elsewhere");
+    }
 }

@@ -30,7 +30,7 @@ class ChangesetRecorderTest {
         try (Connection connection = DriverManager.getConnection("jdbc:h2:mem:recorder;DB_CLOSE_DELAY=-1")) {
             try (Statement s = connection.createStatement()) {
                 s.execute("CREATE TABLE OFFLINE_USER_SESSION (USER_SESSION_ID VARCHAR(36), REALM_ID VARCHAR(36),"
-                        + " OFFLINE_FLAG VARCHAR(4), LAST_SESSION_REFRESH INT, CREATED_ON INT)");
+                        + " OFFLINE_FLAG VARCHAR(4), LAST_SESSION_REFRESH INT, CREATED_ON INT, REMEMBER_ME BOOLEAN)");
                 // built online by the provider (or by a DBA): the changeset skips itself and is not recorded
                 s.execute(IndexDialect.OTHER.create(OfflineIndex.ALL.get(0), null));
             }

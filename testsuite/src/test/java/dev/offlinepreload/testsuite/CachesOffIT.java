@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import dev.offlinepreload.testsuite.cluster.TestPaths;
 import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.db.Sql;
@@ -64,10 +65,24 @@ class CachesOffIT {
 
     @Test
     void theIndexChangelogStillRan() {
+        if (keycloak26_4()) {
+            // 26.4 has its own index for its one expiration query, and no REMEMBER_ME: both changesets skip themselves
+            // unrecorded (they run after an upgrade to 26.5), and the online build leaves the table alone.
+            assertThat(Sql.column(cluster, "SELECT id FROM databasechangelog_offpreload ORDER BY id")).isEmpty();
+            assertThat(Sql.column(cluster, "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'offpreload_%'")).isEmpty();
+            assertThat(Sql.column(cluster, "SELECT indexname FROM pg_indexes WHERE indexname = 'idx_offline_uss_by_last_session_refresh'"))
+                    .hasSize(1);
+            return;
+        }
         assertThat(Sql.column(cluster, "SELECT id FROM databasechangelog_offpreload ORDER BY id"))
                 .containsExactly("offpreload-1-uss-expiry-refresh", "offpreload-2-uss-expiry-created");
         assertThat(Sql.column(cluster, "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'offpreload_%' ORDER BY indexname"))
                 .containsExactly("offpreload_uss_expiry_created", "offpreload_uss_expiry_refresh");
+    }
+
+    private static boolean keycloak26_4() {
+        String version = TestPaths.otherKeycloakVersion();
+        return version != null && version.startsWith("26.4.");
     }
 
     @Test

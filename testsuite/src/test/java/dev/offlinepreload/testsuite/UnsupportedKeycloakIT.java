@@ -51,7 +51,7 @@ class UnsupportedKeycloakIT {
             assertThat(node.log().lines().stream().filter(l -> l.contains("Offline session preloader left out of this build")))
                     .as(node.name()).singleElement().satisfies(line -> assertThat(line)
                             .contains("WARN")
-                            .contains("this is Keycloak " + VERSION + " and this jar supports Keycloak 26.5.x, 26.6.x and 26.7.x")
+                            .contains("this is Keycloak " + VERSION + " and this jar supports Keycloak 26.4.x, 26.5.x, 26.6.x and 26.7.x")
                             .contains("install the release of this provider that supports Keycloak 26.3"));
             assertThat(node.log().lines()).as(node.name())
                     .noneMatch(l -> l.contains("Offline session preloader active"))

@@ -60,7 +60,7 @@ public final class Images {
      * Dockerfile passes the same), for {@code db} and the extra {@code buildOptions}.
      */
     public static List<String> buildOptions(String db, String buildOptions) {
-        List<String> options = new ArrayList<>(List.of("--db=" + db, "--cache=ispn", "--health-enabled=true",
+        List<String> options = new ArrayList<>(List.of("--db=" + db, "--health-enabled=true",
                 "--metrics-enabled=true"));
         options.addAll(Arrays.stream(buildOptions.split(" ")).filter(o -> !o.isBlank()).toList());
         return options;
