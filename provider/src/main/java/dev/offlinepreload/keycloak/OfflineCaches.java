@@ -137,7 +137,7 @@ final class OfflineCaches {
     /**
      * Whether both caches place every segment on the same primary owner. With the same members they usually do, but
      * not always: right after a paused node left the view, one cache was seen settled with 11 of 256 segments on another
-     * owner than in the other (RewarmIT, 2026-11-25). A node plans by the sessions cache's owners and writes only what it owns, so
+     * owner than in the other (a cluster test, 2026-11-25). A node plans by the sessions cache's owners and writes only what it owns, so
      * the client sessions of such segments would be put by nobody.
      */
     private static boolean samePrimaryOwners(ConsistentHash sessions, ConsistentHash clientSessions) {

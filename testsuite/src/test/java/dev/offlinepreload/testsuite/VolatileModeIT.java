@@ -37,7 +37,7 @@ class VolatileModeIT {
         cluster = KeycloakCluster.builder(VolatileModeIT.class.getSimpleName()).nodes(2)
                 .buildOptions("--features-disabled=persistent-user-sessions")
                 .pgStatStatements()
-                // The loader's own delayed existence check reads the session tables by design (PreloadIT covers it);
+                // The loader's own delayed existence check reads the session tables by design (ClusterRestartIT covers it);
                 // an hour later it cannot land among the refreshes whose reads are counted.
                 .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__REVOCATION_RECHECK_SECONDS", "3600")
                 .build().start();

@@ -91,7 +91,13 @@ public final class Images {
      * @param buildOptions extra {@code kc.sh build} options ("" for none)
      */
     public static synchronized String keycloakWithProvider(String db, String buildOptions) {
-        return keycloakWithProvider.computeIfAbsent(db + " " + buildOptions, key -> buildKeycloakWithProvider(db, buildOptions));
+        return keycloakWithProvider(TestPaths.otherKeycloakVersion(), db, buildOptions);
+    }
+
+    /** The same for a given Keycloak version (null: the project's own), e.g. the minor an upgrade goes to. */
+    public static synchronized String keycloakWithProvider(String version, String db, String buildOptions) {
+        return keycloakWithProvider.computeIfAbsent(version + " " + db + " " + buildOptions,
+                key -> buildKeycloakWithProvider(version, db, buildOptions));
     }
 
     /** Built for PostgreSQL. */
@@ -99,10 +105,10 @@ public final class Images {
         return keycloakWithProvider("postgres", buildOptions);
     }
 
-    private static String buildKeycloakWithProvider(String db, String buildOptions) {
+    private static String buildKeycloakWithProvider(String version, String db, String buildOptions) {
         Path jar = TestPaths.providerJar();
         Path dockerfile = TestPaths.repoRoot().resolve("docker/keycloak-with-provider/Dockerfile");
-        String base = TestPaths.otherKeycloakVersion() == null ? keycloak() : keycloak(TestPaths.otherKeycloakVersion());
+        String base = version == null ? keycloak() : keycloak(version);
         String tag = "offline-preload/keycloak-test:"
                 + sha256(read(jar), read(dockerfile),
                         (base + "@" + imageId(base) + " " + db + " " + buildOptions).getBytes(StandardCharsets.UTF_8)).substring(0, 16);

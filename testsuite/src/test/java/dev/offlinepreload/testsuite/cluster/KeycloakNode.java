@@ -156,6 +156,13 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
         start();
     }
 
+    /** Stops the node gracefully and starts it again from another image: an upgrade as an orchestrator rolls it out. */
+    public void upgradeTo(String image) {
+        stopGracefully();
+        setDockerImageName(image);
+        start();
+    }
+
     /**
      * SIGTERM and up to 30 s for Keycloak's own shutdown (it leaves the cluster and removes its discovery row), then
      * the container is removed. Testcontainers' plain {@link #stop()} sends SIGKILL.

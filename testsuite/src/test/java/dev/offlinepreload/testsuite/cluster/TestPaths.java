@@ -37,6 +37,11 @@ public final class TestPaths {
         return version == null || version.isBlank() ? null : version;
     }
 
+    /** The Keycloak version an upgrade test goes to from {@link #otherKeycloakVersion} ({@code offlinepreload.upgradeTo}). */
+    public static String upgradeKeycloakVersion() {
+        return property("offlinepreload.upgradeTo");
+    }
+
     private static String property(String name) {
         String value = System.getProperty(name);
         if (value == null || value.isBlank()) {

@@ -8,6 +8,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.ToLongFunction;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
@@ -15,6 +16,7 @@ import dev.offlinepreload.testsuite.cluster.NodeLog;
 import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.db.Sql;
+import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import dev.offlinepreload.testsuite.keycloak.OidcClient;
 import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
 import dev.offlinepreload.testsuite.keycloak.TestRealm;
@@ -28,19 +30,19 @@ import org.keycloak.admin.client.Keycloak;
 import org.testcontainers.lifecycle.Startables;
 
 /**
- * What differs between Keycloak minors, on one 3-node cluster: the suite the Failsafe executions of the older minors
- * run (the project's own minor runs PreloadIT, RewarmIT and ConfigurationIT, of which this is the condensed form).
- * At scale, 100,000 sessions of three client sessions each, plus real offline tokens; a full restart during which one app's
+ * The loader's guarantees through every way a cluster restarts, on one 3-node cluster, run on every supported Keycloak
+ * minor (each minor's Failsafe execution; what differs between minors shows here first). At scale, 100,000 sessions of three client sessions each, plus real offline tokens; a full restart during which one app's
  * offline tokens are revoked (the other app's client session of the same session stays) and whole sessions are
  * deleted through the admin API; then exact counts on both caches and every summary "0 missing", every revoked
- * token refused on every node and every other one refreshed; bad rows skipped by id; a node paused past failure
+ * token refused on every node and every other one refreshed without a cache miss; bad rows skipped by id; a node paused past failure
  * detection merges back and a node killed mid-load returns, each with exact counts again; a bad option value is
  * named and the node keeps serving.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class MinorDifferencesIT {
+class ClusterRestartIT {
 
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
+    private static final String OFFLINE_SESSIONS = "offlineSessions";
     private static final int SESSIONS = 100_000;
     private static final int CLIENT_SESSIONS_PER_SESSION = 3;
     /** Sessions of two apps: the first app's offline token is revoked during the load, the other app's stays. */
@@ -65,7 +67,7 @@ class MinorDifferencesIT {
 
     @BeforeAll
     static void fullRestartWhileSessionsAreRevoked() {
-        cluster = KeycloakCluster.builder(MinorDifferencesIT.class.getSimpleName()).nodes(3).heap("-Xms512m -Xmx1200m")
+        cluster = KeycloakCluster.builder(ClusterRestartIT.class.getSimpleName()).nodes(3).heap("-Xms512m -Xmx1200m")
                 .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", Integer.toString(SESSIONS_PER_SECOND))
                 .env(PRELOAD + "REVOCATION_RECHECK_SECONDS", "5")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "150000")
@@ -104,7 +106,7 @@ class MinorDifferencesIT {
         CompletableFuture<Void> starting = first.startInBackground();
         first.awaitLogLine("Offline session preload on node1: loading", Duration.ofMinutes(3));
         first.awaitServing(Duration.ofMinutes(1));
-        CompletableFuture<Void> revocations = CompletableFuture.runAsync(MinorDifferencesIT::revoke);
+        CompletableFuture<Void> revocations = CompletableFuture.runAsync(ClusterRestartIT::revoke);
         starting.join();
         Startables.deepStart(cluster.nodes().subList(1, 3)).join();
         revocations.join();
@@ -165,16 +167,34 @@ class MinorDifferencesIT {
                 assertThat(new OidcClient(node).refresh(refused.get(i)).status()).as("revoked token %d on %s", i, node.name())
                         .isEqualTo(400);
             }
+        }
+        // The sessions that stay were loaded: each refresh finds its session in the cache, on every node.
+        long missesBefore = sumOverNodes(m -> m.misses(OFFLINE_SESSIONS));
+        long hitsBefore = sumOverNodes(m -> m.hits(OFFLINE_SESSIONS));
+        int refreshes = 0;
+        for (KeycloakNode node : cluster.nodes()) {
             for (int i = 0; i < KEPT; i++) {
                 assertThat(new OidcClient(node).refresh(kept.get(i).refreshToken()).status()).as("kept %d on %s", i, node.name())
                         .isEqualTo(200);
+                refreshes++;
             }
             for (int i = 0; i < REVOKED; i++) {
                 TokenResponse refreshed = new OidcClient(node, TestRealm.REALM, OTHER_APP).refresh(otherApp.get(i).refreshToken());
                 assertThat(refreshed.status()).as("other app of revoked session %d on %s: %s", i, node.name(), refreshed)
                         .isEqualTo(200);
+                assertThat(refreshed.sessionId()).as("other app of revoked session %d on %s", i, node.name())
+                        .isEqualTo(revoked.get(i).sessionId());
+                refreshes++;
             }
         }
+        assertThat(sumOverNodes(m -> m.misses(OFFLINE_SESSIONS)) - missesBefore)
+                .as("offlineSessions cache misses during the refreshes").isZero();
+        assertThat(sumOverNodes(m -> m.hits(OFFLINE_SESSIONS)) - hitsBefore).as("offlineSessions cache hits")
+                .isGreaterThanOrEqualTo(refreshes);
+    }
+
+    private static long sumOverNodes(ToLongFunction<NodeMetrics> metric) {
+        return cluster.nodes().stream().mapToLong(n -> metric.applyAsLong(NodeMetrics.scrape(n))).sum();
     }
 
     @Test
