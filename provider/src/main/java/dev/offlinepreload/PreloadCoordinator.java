@@ -313,7 +313,9 @@ public final class PreloadCoordinator implements AutoCloseable {
                         missing.sessions(), missing.clientSessions());
                 if (capacity != null) {
                     long notReached = outcome == LoadRun.Outcome.CAPACITY ? plan.toLoad() - stats.processed() : 0;
-                    capacityLog.afterPass(topology.id(), capacity, store.nodeName(), plan.overCapacity() + notReached,
+                    // where every node reads every session, only the share of them whose entries this node keeps
+                    long leftOut = Math.round((plan.overCapacity() + notReached) * Math.min(1, topology.keptShare()));
+                    capacityLog.afterPass(topology.id(), capacity, store.nodeName(), leftOut,
                             topology.members().size() >= config.expectedClusterSize());
                 }
                 return PassOutcome.DONE;

@@ -153,6 +153,19 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
                 return;
             }
             store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID, config.databaseTimeout(), requests);
+            reason = store.whyNotApplicable();
+            if (reason != null) {
+                metrics.state(PreloadState.NOT_APPLICABLE);
+                log.infof("Offline session preloading does not apply on this node: %s", reason);
+                store.close();
+                store = null;
+                return;
+            }
+            if (!store.clientSessionsGrouped()) {
+                log.infof("Offline session preloading on %s: offlineClientSessions places a client session by its own key "
+                        + "(no ClientSessionKeyGrouper), so every node reads every session and keeps the keys it owns",
+                        store.nodeName());
+            }
             if (!config.participates(store.nodeName())) {
                 metrics.state(PreloadState.NOT_APPLICABLE);
                 log.infof("Offline session preloading: node %s is not in %s=%s; it serves its share lazily",

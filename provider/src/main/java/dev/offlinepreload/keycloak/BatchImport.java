@@ -112,7 +112,9 @@ final class BatchImport {
             removals.release(mark);
         }
         long clientSessions = imported.stream().mapToLong(s -> s.clientIds().size()).sum();
-        return new BatchResult(List.copyOf(imported), clientSessions, alreadyCached, repaired, expired, gone, List.copyOf(skipped), revoked);
+        long readForOthers = caches.clientSessionsGrouped() ? 0 : batch.ids().stream().filter(id -> !caches.countsSession(id)).count();
+        return new BatchResult(List.copyOf(imported), clientSessions, alreadyCached, repaired, expired, gone, List.copyOf(skipped), revoked,
+                readForOthers);
     }
 
     private void load(UserSessionRow userSessionRow, List<ClientSessionRow> clientRows, int now, UserSessionProvider provider) {
@@ -168,7 +170,7 @@ final class BatchImport {
         entries.forEach(e -> entity.getClientSessions().add(e.client().getId()));
         ContainerWriter.Result<SessionEntityWrapper<UserSessionEntity>> stored = caches.putIfAbsent(entity.getId(),
                 OfflineCaches.wrap(entity), minor.expiry(lifespan, maxIdle));
-        if (stored.outcome() == ContainerWriter.Outcome.NOT_OWNED && minor.groupsClientSessions()) {
+        if (stored.outcome() == ContainerWriter.Outcome.NOT_OWNED && caches.clientSessionsGrouped()) {
             return; // the topology changed since planning: the pass stops and plans again
         }
         if (stored.outcome() == ContainerWriter.Outcome.PRESENT) {
@@ -176,8 +178,9 @@ final class BatchImport {
             completeClientSessions(stored.present().getEntity(), model, realm, clientRows);
             return;
         }
-        // Put, or (before 26.5) another node's entry: the client sessions whose keys are this node's. ContainerWriter
-        // refuses every other key, so each key is written only by its owner, the node that sees its removals.
+        // Put, or (client sessions with owners of their own) another node's entry: the client sessions whose keys are
+        // this node's. ContainerWriter refuses every other key, so each key is written only by its owner, the node
+        // that sees its removals.
         boolean entryHere = stored.outcome() == ContainerWriter.Outcome.PUT;
         List<String> put = new ArrayList<>(entries.size());
         for (ClientSessionEntry e : entries) {

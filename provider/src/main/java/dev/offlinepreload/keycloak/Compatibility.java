@@ -3,7 +3,6 @@ package dev.offlinepreload.keycloak;
 import java.util.List;
 
 import org.keycloak.common.Version;
-import org.keycloak.common.util.MultiSiteUtils;
 
 /**
  * Whether this jar can work on the Keycloak it runs on. Asked at build time by the factories' {@code isSupported}:
@@ -55,15 +54,7 @@ public final class Compatibility {
      * @return why preloading does not apply here, or null if it does
      */
     public static String whyNotApplicable(Object builtIn) {
-        String why = BuiltInSessions.whyNoSessionCaches(builtIn);
-        if (why == null && !KeycloakMinor.RUNNING.groupsClientSessions() && !MultiSiteUtils.isPersistentSessionsEnabled()) {
-            // Volatile sessions load through Keycloak's own import, which on 26.4 writes a client session on its key's
-            // owner, another node than the one loading: beyond that node's removal watch and eviction.
-            why = "with volatile sessions Keycloak " + Version.VERSION + " keeps a client session on a node of its own, "
-                    + "where this provider cannot take it out again when a revocation removes it during a load; "
-                    + "persistent sessions (Keycloak's default), or Keycloak 26.5 and later, are loaded";
-        }
-        return why;
+        return BuiltInSessions.whyNoSessionCaches(builtIn);
     }
 
     /** "26.7" of "26.7.4", "26.7.4-SNAPSHOT" or "26.7.4.redhat-00001". */

@@ -35,14 +35,6 @@ public record KeycloakMinor(int major, int minor) {
         return major > wantedMajor || major == wantedMajor && minor >= wantedMinor;
     }
 
-    /**
-     * 26.5: {@code ClientSessionKeyGrouper} places a client session in its user session's segment. Before, a client
-     * session's key has an owner of its own.
-     */
-    boolean groupsClientSessions() {
-        return atLeast(26, 5);
-    }
-
     /** This node's name in the cluster: {@code getNodeInfo()} from 26.5, before that the topology info's. */
     @SuppressWarnings("deprecation") // getTopologyInfo(): deprecated for removal from 26.5, used only before it
     public String nodeName(InfinispanConnectionProvider infinispan) {

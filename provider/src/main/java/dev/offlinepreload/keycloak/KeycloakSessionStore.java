@@ -70,10 +70,10 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
                                             SessionRequests requests) {
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
             InfinispanConnectionProvider infinispan = session.getProvider(InfinispanConnectionProvider.class);
-            OfflineCaches caches = new OfflineCaches(
+            OfflineCaches caches = OfflineCaches.of(
                     infinispan.getCache(InfinispanConnectionProvider.OFFLINE_USER_SESSION_CACHE_NAME),
                     infinispan.getCache(InfinispanConnectionProvider.OFFLINE_CLIENT_SESSION_CACHE_NAME),
-                    KeycloakMinor.RUNNING.groupsClientSessions(), MultiSiteUtils.isPersistentSessionsEnabled());
+                    MultiSiteUtils.isPersistentSessionsEnabled());
             String schema = factory.getProviderFactory(JpaConnectionProvider.class) instanceof JpaConnectionProviderFactory jpa
                     ? jpa.getSchema() : null;
             SessionQueries queries = em(session).unwrap(Session.class).doReturningWork(c -> new SessionQueries(schema,
@@ -251,6 +251,30 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     @Override
     public void evict(List<ImportedSession> sessions) {
         caches.evict(sessions);
+    }
+
+    /**
+     * Why preloading does not apply to these caches, or null if it does: with volatile sessions the loader imports
+     * through Keycloak's own import, which puts a client session whose key has an owner of its own on that owner,
+     * another node than the one loading, beyond its removal watch and eviction (a revocation during the load could
+     * leave it cached).
+     */
+    public String whyNotApplicable() {
+        if (!caches.clientSessionsGrouped() && !persistentSessions) {
+            return "with volatile sessions and offlineClientSessions placing a client session by its own key (no "
+                    + "ClientSessionKeyGrouper: Keycloak 26.4 has none; on 26.5+ a cache configuration file replaced "
+                    + "Keycloak's) this provider could not take a client session out again that a revocation removes during "
+                    + "a load; persistent sessions (Keycloak's default) are loaded";
+        }
+        return null;
+    }
+
+    /**
+     * Whether a client session lives with its user session here; if not (Keycloak 26.4, or a cache configuration
+     * without Keycloak's grouper), every node reads every session and keeps the keys it owns.
+     */
+    public boolean clientSessionsGrouped() {
+        return caches.clientSessionsGrouped();
     }
 
     @Override

@@ -17,6 +17,8 @@ import dev.offlinepreload.load.ImportedSession;
 import org.infinispan.AdvancedCache;
 import org.infinispan.Cache;
 import org.infinispan.commons.time.TimeService;
+import org.infinispan.configuration.cache.ClusteringConfiguration;
+import org.infinispan.configuration.cache.GroupsConfiguration;
 import org.infinispan.container.entries.InternalCacheEntry;
 import org.infinispan.container.impl.InternalDataContainer;
 import org.infinispan.context.Flag;
@@ -56,19 +58,20 @@ final class OfflineCaches {
     private final ContainerWriter<String, SessionEntityWrapper<UserSessionEntity>> sessionWriter;
     private final ContainerWriter<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessionWriter;
     private final TimeService time;
-    /** Whether a client session lives in its user session's segment (26.5+, {@code ClientSessionKeyGrouper}). */
+    /** Whether a client session lives in its user session's segment ({@link #groupsClientSessions}). */
     private final boolean clientSessionsGrouped;
     /**
-     * Whether every node reads every session: where a client session's key has an owner of its own (before 26.5) and
+     * Whether every node reads every session: where a client session's key has an owner of its own (26.4, or no grouper) and
      * the loader writes the entries itself (persistent sessions), a node must read each session of which it owns any
      * key, and cannot tell which from the session ids (docs/keycloak-minors.md, "26.4").
      */
     private final boolean readsEverySession;
 
-    /** Caches whose client sessions live with their user sessions (26.5+). */
-    OfflineCaches(Cache<String, SessionEntityWrapper<UserSessionEntity>> sessions,
-                  Cache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions) {
-        this(sessions, clientSessions, true, true);
+    /** The caches as they are configured: client sessions grouped with their sessions or not ({@link #groupsClientSessions}). */
+    static OfflineCaches of(Cache<String, SessionEntityWrapper<UserSessionEntity>> sessions,
+                            Cache<EmbeddedClientSessionKey, SessionEntityWrapper<AuthenticatedClientSessionEntity>> clientSessions,
+                            boolean persistentSessions) {
+        return new OfflineCaches(sessions, clientSessions, groupsClientSessions(clientSessions), persistentSessions);
     }
 
     OfflineCaches(Cache<String, SessionEntityWrapper<UserSessionEntity>> sessions,
@@ -197,6 +200,23 @@ final class OfflineCaches {
             }
         }
         return true;
+    }
+
+    /**
+     * Whether the client-session cache places a client session in its user session's segment: a grouper for its keys,
+     * as Keycloak configures from 26.5 on ({@code ClientSessionKeyGrouper}), or a local cache. Asked of the cache, not
+     * of the version: Keycloak 26.4 has no such grouper, and a cache configuration file that defines
+     * {@code offlineClientSessions} itself replaces Keycloak's on 26.5+ too, grouper and all.
+     */
+    static boolean groupsClientSessions(Cache<?, ?> clientSessions) {
+        ClusteringConfiguration clustering = clientSessions.getCacheConfiguration().clustering();
+        GroupsConfiguration groups = clustering.hash().groups();
+        return !clustering.cacheMode().isClustered() || groups.enabled()
+                && groups.groupers().stream().anyMatch(g -> g.getKeyType().isAssignableFrom(EmbeddedClientSessionKey.class));
+    }
+
+    boolean clientSessionsGrouped() {
+        return clientSessionsGrouped;
     }
 
     /**

@@ -16,9 +16,18 @@ import java.util.List;
  * @param revoked         sessions and client sessions this batch put and took out again at once because a logout or
  *                        revocation removed them from the caches while, or just before, the batch read them (the
  *                        sessions among them are also counted as {@code gone})
+ * @param readForOthers   sessions read for the client sessions this node owns of them, whose outcome the node holding
+ *                        their entry counts (where client sessions have owners of their own: every node reads every
+ *                        session)
  */
 public record BatchResult(List<ImportedSession> imported, long clientSessions, long alreadyCached, long repaired,
-                          long expired, long gone, List<SkippedRow> skipped, long revoked) {
+                          long expired, long gone, List<SkippedRow> skipped, long revoked, long readForOthers) {
+
+    /** A batch of sessions this node counts, all of them. */
+    public BatchResult(List<ImportedSession> imported, long clientSessions, long alreadyCached, long repaired,
+                       long expired, long gone, List<SkippedRow> skipped, long revoked) {
+        this(imported, clientSessions, alreadyCached, repaired, expired, gone, skipped, revoked, 0);
+    }
 
     /** A row that was not loaded, and why; logged with its id so an operator can look at it. */
     public record SkippedRow(String id, String reason) {

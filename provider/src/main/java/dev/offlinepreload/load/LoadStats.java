@@ -25,6 +25,7 @@ public final class LoadStats {
     final LongAdder failed = new LongAdder();
     final LongAdder revokedRemoved = new LongAdder();
     final LongAdder revokedAtOnce = new LongAdder();
+    final LongAdder readForOthers = new LongAdder();
 
     /** @param total the lifetime counters this pass adds into, or null for the lifetime counters themselves */
     public LoadStats(LoadStats total) {
@@ -59,6 +60,7 @@ public final class LoadStats {
         skipped.add(result.skipped().size());
         revokedRemoved.add(result.revoked());
         revokedAtOnce.add(result.revoked());
+        readForOthers.add(result.readForOthers());
         if (total != null) {
             total.add(result);
         }
@@ -133,8 +135,8 @@ public final class LoadStats {
         }
     }
 
-    /** Sessions of the plan that have been dealt with, whatever the outcome. */
+    /** Sessions of the plan that have been dealt with, whatever the outcome (and whichever node counts it). */
     public long processed() {
-        return loaded() + alreadyCached() + expired() + gone() + skipped() + failed();
+        return loaded() + alreadyCached() + expired() + gone() + skipped() + failed() + readForOthers.sum();
     }
 }

@@ -62,6 +62,12 @@ class ClusteredOfflineCachesTest {
     }
 
     @Test
+    void keycloaksGrouperIsReadFromTheCacheConfiguration() {
+        assertThat(OfflineCaches.groupsClientSessions(clientSessions(a))).isTrue();
+        assertThat(offlineCaches(a).clientSessionsGrouped()).isTrue();
+    }
+
+    @Test
     void aSessionThisMemberOwnsIsWrittenIntoItsOwnContainerAndTheOtherMemberReadsIt() {
         String id = sessionOwnedBy(a, "owned");
         OfflineCaches caches = offlineCaches(a);

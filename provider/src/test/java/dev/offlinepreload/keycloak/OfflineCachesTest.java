@@ -31,7 +31,7 @@ class OfflineCachesTest {
         // bounded, as persistent sessions' offline caches always are
         manager.defineConfiguration("sessions", new ConfigurationBuilder().memory().maxCount(1000).build());
         manager.defineConfiguration("clientSessions", new ConfigurationBuilder().memory().maxCount(1000).build());
-        caches = new OfflineCaches(manager.getCache("sessions"), manager.getCache("clientSessions"));
+        caches = OfflineCaches.of(manager.getCache("sessions"), manager.getCache("clientSessions"), true);
     }
 
     @AfterEach
@@ -50,6 +50,11 @@ class OfflineCachesTest {
         entity.setUserSessionId(id);
         entity.setClientId(client);
         return caches.putIfAbsent(new EmbeddedClientSessionKey(id, client), OfflineCaches.wrap(entity), TestCluster.EXPIRY);
+    }
+
+    @Test
+    void localCachesCountAsClientSessionsLivingWithTheirSessions() {
+        assertThat(caches.clientSessionsGrouped()).isTrue();
     }
 
     @Test

@@ -178,7 +178,7 @@ final class TestCluster implements AutoCloseable {
 
     /** The member's offline caches as the loader sees them. */
     static OfflineCaches offlineCaches(DefaultCacheManager member) {
-        return new OfflineCaches(sessions(member), clientSessions(member));
+        return OfflineCaches.of(sessions(member), clientSessions(member), true);
     }
 
     static LocalizedCacheTopology topology(DefaultCacheManager member, String cacheName) {
