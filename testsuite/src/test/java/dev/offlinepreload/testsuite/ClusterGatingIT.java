@@ -28,7 +28,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * Gating and re-warming on one 3-node cluster, scenario after scenario: staggered start, rolling restart, the
  * database paused while loading, and only two of three nodes starting. (A node killed while loading: ClusterRestartIT,
- * at 100,000 sessions with exact counts, on every minor.)
+ * at 100,000 sessions with exact counts, on every minor with a server here.)
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterGatingIT {

@@ -37,9 +37,13 @@ public final class TestPaths {
         return version == null || version.isBlank() ? null : version;
     }
 
-    /** The Keycloak version an upgrade test goes to from {@link #otherKeycloakVersion} ({@code offlinepreload.upgradeTo}). */
+    /**
+     * The Keycloak version an upgrade test goes to from {@link #otherKeycloakVersion} ({@code offlinepreload.upgradeTo},
+     * set by the execution of the minor it upgrades from), or null in the other executions.
+     */
     public static String upgradeKeycloakVersion() {
-        return property("offlinepreload.upgradeTo");
+        String version = System.getProperty("offlinepreload.upgradeTo");
+        return version == null || version.isBlank() ? null : version;
     }
 
     private static String property(String name) {
