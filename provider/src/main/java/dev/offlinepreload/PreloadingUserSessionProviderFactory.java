@@ -101,7 +101,7 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
         }
     }
 
-    /** Keycloak's own provider, and the session counted as at work until it closes (adaptive-load's signal). */
+    /** Keycloak's own provider. */
     @Override
     public UserSessionProvider create(KeycloakSession session) {
         UserSessionProviderFactory<?> factory = builtIn;
@@ -110,9 +110,7 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
             // sessions): the built-in is initialised by then, as it is when stock Keycloak hands it out that early.
             factory = builtIn = builtIn(session.getKeycloakSessionFactory());
         }
-        UserSessionProvider provider = (UserSessionProvider) factory.create(session);
-        requests.begin(session);
-        return provider;
+        return (UserSessionProvider) factory.create(session);
     }
 
     @Override

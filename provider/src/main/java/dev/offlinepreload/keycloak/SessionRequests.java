@@ -3,42 +3,37 @@ package dev.offlinepreload.keycloak;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.keycloak.models.KeycloakSession;
-
 /**
- * Counts the Keycloak sessions at work that use the user-session provider: token refreshes, logins, logouts,
- * introspection, userinfo, the admin console's session pages, Keycloak's own session tasks. Those are the work a load
- * competes with; health probes and metrics scrapes do not ask for the provider, so they never hold a load back. A
- * session counts from the provider's creation (once per Keycloak session) until the session closes. The loader's
- * own threads (named {@value #OWN_THREADS}...) are not counted.
+ * Counts the requests at work on this node, from their arrival to their response ({@link RequestArrivals}): token
+ * refreshes, logins, logouts, introspection, userinfo, the admin console. Those are the work a load competes with.
+ * The counts are the JVM's (one Keycloak node per JVM); the filter that feeds them is created by Keycloak's HTTP layer,
+ * not by this provider's factory.
  */
 public final class SessionRequests {
 
-    static final String OWN_THREADS = "offline-preload-";
+    private static final AtomicInteger IN_FLIGHT = new AtomicInteger();
+    private static final AtomicLong BEGUN = new AtomicLong();
 
-    private final AtomicInteger inFlight = new AtomicInteger();
-    private final AtomicLong begun = new AtomicLong();
-    /** {@link #begun} at the previous {@link #busy()}; read and written by the governor's thread only. */
-    private long seen;
+    /** {@link #BEGUN} at the previous {@link #busy()}; read and written by the governor's thread only. */
+    private long seen = BEGUN.get();
 
-    /** Called when a Keycloak session creates its user-session provider. */
-    public void begin(KeycloakSession session) {
-        if (Thread.currentThread().getName().startsWith(OWN_THREADS)) {
-            return;
-        }
-        inFlight.incrementAndGet();
-        begun.incrementAndGet();
-        session.enlistForClose(inFlight::decrementAndGet);
+    static void arrived() {
+        IN_FLIGHT.incrementAndGet();
+        BEGUN.incrementAndGet();
+    }
+
+    static void finished() {
+        IN_FLIGHT.decrementAndGet();
     }
 
     /**
-     * Sessions at work now, and at least 1 if one began since the previous call, however short it was: a sample every
+     * Requests at work now, and at least 1 if one arrived since the previous call, however short it was: a sample every
      * 25 ms sees every request. Called from one thread (the governor's).
      */
     int busy() {
-        long now = begun.get();
+        long now = BEGUN.get();
         boolean began = now != seen;
         seen = now;
-        return Math.max(inFlight.get(), began ? 1 : 0);
+        return Math.max(IN_FLIGHT.get(), began ? 1 : 0);
     }
 }
