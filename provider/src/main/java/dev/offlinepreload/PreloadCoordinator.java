@@ -193,7 +193,7 @@ public final class PreloadCoordinator implements AutoCloseable {
                 store::busyRequests, metrics::loadLimit, hotUnpaused).start()) {
             if (!hotUnpaused && config.adaptiveLoad()) {
                 log.infof("Offline session preload on %s plans and loads once the node is quiet (adaptive-load: no request "
-                        + "at work for 2 s, or for 1 s after requests)", store.nodeName());
+                        + "at work for 10 s, or for 1 s after requests)", store.nodeName());
             }
             if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {
                 return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;

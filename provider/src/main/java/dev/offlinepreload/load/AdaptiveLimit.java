@@ -11,8 +11,9 @@ import java.util.Locale;
  * quiet node: under steady traffic, full speed in the gaps is what the next requests would meet. Until the pass has
  * seen a request it takes {@value #FIRST_QUIET_TICKS} quiet ticks: a node that has just started or joined is quiet
  * because its traffic has not reached it yet. Requests are counted as they arrive, so the first one stops a load that
- * began in that quiet within a tick (the batches at work finish); the wait is short because with no traffic it is
- * only the load's delay.</li>
+ * began in that quiet within a tick; but on a cluster warming up, even the planning and the few batches that ran in
+ * the seconds before the traffic came raised the requests' p99 over stock's (restart windows r and s of
+ * docs/performance.md, with 2 quiet seconds), so the wait stays long enough for a restart's traffic to come first.</li>
  * <li>requests at work: 0 at once. The restart windows of docs/performance.md showed that any share the load takes
  * while requests are at work (even half a worker, and only while the node's threads found a CPU at once) raised the
  * requests' p99 two to four times for as long as the load ran, on a node warming up after a restart.</li>
@@ -34,8 +35,8 @@ public final class AdaptiveLimit {
     static final int PATIENCE_TICKS = 300_000 / TICK_MILLIS;
     /** Ticks with no request at work, in a row, before the load speeds up: a second. */
     static final int QUIET_TICKS = 1_000 / TICK_MILLIS;
-    /** The same before the pass has seen a request: two seconds. */
-    static final int FIRST_QUIET_TICKS = 2_000 / TICK_MILLIS;
+    /** The same before the pass has seen a request: ten seconds. */
+    static final int FIRST_QUIET_TICKS = 10_000 / TICK_MILLIS;
     /** Fewer request threads at work than this, on average over a tick, count as none. */
     static final double IDLE_REQUESTS = 0.05;
 

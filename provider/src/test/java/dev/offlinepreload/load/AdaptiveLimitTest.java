@@ -18,12 +18,12 @@ class AdaptiveLimitTest {
     }
 
     @Test
-    void aPassThatHasSeenNoRequestWaitsForTwoQuietSecondsThenRunsEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
+    void aPassThatHasSeenNoRequestWaitsForTenQuietSecondsThenRunsEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         assertThat(limit.limit()).as("paused until the node has been quiet").isZero();
         quiet(limit, AdaptiveLimit.FIRST_QUIET_TICKS - 1);
         assertThat(limit.limit()).isZero();
-        assertThat(limit.describe()).contains("no request at work for 1900 ms");
+        assertThat(limit.describe()).contains("no request at work for 9900 ms");
         quiet(limit, 1);
         assertThat(limit.limit()).isEqualTo(1);
         quiet(limit, 2);
