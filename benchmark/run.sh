@@ -12,10 +12,15 @@
 #          and after planning (GC log, class histograms by SIGQUIT), and one full key scan; about 35-45 minutes, figures
 #          in the progress log only (results.md and runs.csv stay as they are); docs/performance.md, "Planning at scale"
 #          --phases=window (only when named): the restart window, 3 nodes restarted together, then an open-model
-#          load of --window-rate=40 refreshes/s over --window-tokens=2000 real offline tokens for --window-seconds=120,
-#          the database holding --window-sessions=300000; stock 26.7.4, this provider at its defaults and with
-#          adaptive-load=false (--window-setups=stock,defaults,uncapped; also off: the jar with preloading=false),
-#          each window --window-repeat=1 times; p50/p99/max/errors per 10 s window into restart-window.md in the results folder
+#          load at each of --window-rates=40 requests/s over --window-tokens=2000 real offline tokens for
+#          --window-seconds=120, the database holding --window-sessions=300000, in each of --window-modes=persistent,volatile
+#          and --window-mixes=refresh,read-heavy; stock 26.7.4, this provider at its defaults, with adaptive-load=false,
+#          and with adaptive-load=false at max-sessions-per-second=--window-cap=2000 (--window-setups=stock,defaults,
+#          uncapped,fixed; also off: the jar with preloading=false), each window --window-repeat=1 times. Per cell
+#          (mode, mix, rate): p50/p99/max/errors per 10 s window, steady state, loads, database CPU and statements, and a
+#          chart (p99 per window, loaders' rate) in restart-window/ in the results folder, written as each cell ends; a
+#          rerun with the same settings keeps the cells already there (delete one to measure it again), and
+#          restart-window.md gathers them all
 #          --shared-buffers=4GB (PostgreSQL's shared_buffers; 128MB reproduces runs before 2026-11-23)
 #          --jvm-options=-XX:MaxTenuringThreshold=0,... (appended to this provider's nodes only: what a JVM setting
 #          changes; another collector, e.g. -XX:+UseParallelGC, replaces Keycloak's G1 and no live heap is read)

@@ -2,9 +2,13 @@ package dev.offlinepreload.benchmark;
 
 import static org.awaitility.Awaitility.await;
 
+import java.awt.Graphics2D;
+import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalDate;
 import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -17,6 +21,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+
+import javax.imageio.ImageIO;
 
 import dev.offlinepreload.testsuite.cluster.Images;
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
@@ -29,6 +36,9 @@ import dev.offlinepreload.testsuite.keycloak.OidcClient;
 import dev.offlinepreload.testsuite.keycloak.TestRealm;
 import org.keycloak.admin.client.Keycloak;
 import org.keycloak.representations.idm.RealmRepresentation;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
 
 /**
  * Phase {@code window}, the restart window: 3 nodes restarted together, then, from the moment all are ready, an
@@ -38,12 +48,18 @@ import org.keycloak.representations.idm.RealmRepresentation;
  * userinfo calls with an offline session's access token (a read-only lookup of the session, which a cache hit serves
  * without the database in either session mode) and the fourth a refresh. Per 10-second window: p50, p99, max and
  * errors, for each of {@code --window-setups} (stock Keycloak 26.7.4,
- * this provider at its defaults, with adaptive-load=false, and installed with preloading=false) side by side, in each of {@code --window-modes}
- * (persistent sessions, Keycloak's default, and volatile); per setup also the database's CPU over the window, the
- * session-row SELECTs Keycloak ran per request (the loader's statements, tagged, are not counted) and when every node
- * had finished its load. With {@code --window-repeat} above 1, stock's and the provider's windows alternate, repeat by
- * repeat (each cluster's nodes stopped while the other is measured), and a second table gives each setup's median p99
- * per window.
+ * this provider at its defaults, with adaptive-load=false, with adaptive-load=false under a fixed
+ * max-sessions-per-second, and installed with preloading=false) side by side, in each of {@code --window-modes}
+ * (persistent sessions, Keycloak's default, and volatile) and at each of {@code --window-rates}; per setup also the
+ * database's CPU over the window, the session-row SELECTs Keycloak ran per request (the loader's statements, tagged,
+ * are not counted), when every node had finished its load, and from which window on the p99 stayed at steady state.
+ * With {@code --window-repeat} above 1, stock's and the provider's windows alternate, repeat by repeat (each cluster's
+ * nodes stopped while the other is measured), and a second table gives each setup's median p99 per window.
+ *
+ * <p>A cell (mode, mix, rate) is written to {@code restart-window/<cell>.md} with its chart ({@code <cell>.png}: p99
+ * per window for every setup, and the loaders' rate) as soon as it is measured; a later run with the same settings
+ * keeps a cell that is already there, so the matrix can fill over several runs. {@code restart-window.md} gathers
+ * every cell of the matrix that has been measured.
  */
 final class RestartWindow {
 
@@ -53,10 +69,9 @@ final class RestartWindow {
     private static final int CALLERS = 64;
     private static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
     private static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
-    /** The provider's setups, in the order they run, and their labels in the tables. */
-    private static final List<String> PROVIDER_SETUPS = List.of("defaults", "off", "uncapped");
-    private static final Map<String, String> LABELS = Map.of("defaults", "defaults", "off", "preloading=false",
-            "uncapped", "adaptive-load=false");
+    private static final String CAP = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
+    /** The provider's setups, in the order they run. */
+    private static final List<String> PROVIDER_SETUPS = List.of("defaults", "off", "uncapped", "fixed");
     /** How often every node's metrics are read while the traffic runs, in every setup alike (a scrape costs CPU). */
     private static final Duration POLL_DURING_TRAFFIC = Duration.ofSeconds(5);
 
@@ -64,31 +79,51 @@ final class RestartWindow {
     private record Sample(double dueMillis, double latencyMillis, boolean failed) {
     }
 
+    /** Sessions every node together had loaded, so many seconds after ready. */
+    record Loaded(double seconds, long sessions) {
+    }
+
     /** One setup's window. */
-    private record Run(String setup, List<Sample> samples, double loadedSeconds, double databaseCpuSeconds,
-                       double selectsPerRequest) {
+    private record Run(String setup, List<Sample> samples, List<Loaded> loaded, double loadedSeconds,
+                       double databaseCpuSeconds, double selectsPerRequest) {
+    }
+
+    /** One cell of the matrix: a mode, a traffic mix and a rate, every setup measured in it side by side. */
+    record Cell(String mode, String mix, int rate) {
+        String name() {
+            return mode + "-" + mix + "-" + rate + "rps";
+        }
     }
 
     private static final String VOLATILE = "--features-disabled=persistent-user-sessions";
 
     private final Settings settings;
-    private final int perSecond;
     private final int seconds;
-    private final List<Run> measured = new ArrayList<>();
-    private final StringBuilder tables = new StringBuilder();
-    /** The mix of the window being measured: "refresh" or "read-heavy". */
-    private String mix;
+    private final Path cells;
+    /** The cell being measured. */
+    private Cell cell;
 
     RestartWindow(Settings settings) {
         this.settings = settings;
-        this.perSecond = settings.windowRate();
         this.seconds = settings.windowSeconds();
+        this.cells = settings.out().resolve("restart-window");
     }
 
     void run() {
+        List<Cell> matrix = new ArrayList<>();
         for (String mode : settings.windowModes()) {
+            for (String mix : settings.windowMixes()) {
+                settings.windowRates().forEach(rate -> matrix.add(new Cell(mode, mix, rate)));
+            }
+        }
+        for (String mode : settings.windowModes()) {
+            List<Cell> todo = matrix.stream().filter(c -> c.mode().equals(mode) && !measured(c)).toList();
+            matrix.stream().filter(c -> c.mode().equals(mode) && measured(c))
+                    .forEach(c -> Progress.say("%s: kept from an earlier run with the same settings (%s)", c.name(), file(c, ".md")));
+            if (todo.isEmpty()) {
+                continue;
+            }
             String build = mode.equals("volatile") ? VOLATILE : "";
-            measured.clear();
             List<Prepared> clusters = new ArrayList<>();
             try {
                 if (settings.windowSetups().contains("stock")) {
@@ -97,29 +132,46 @@ final class RestartWindow {
                 if (PROVIDER_SETUPS.stream().anyMatch(settings.windowSetups()::contains)) {
                     clusters.add(prepare(RefreshLatency.OURS, null, build));
                 }
-                for (String m : settings.windowMixes()) {
-                    mix = m;
+                for (Cell c : todo) {
+                    cell = c;
+                    List<Run> runs = new ArrayList<>();
                     // Stock's and the provider's windows alternate, repeat by repeat, so that whatever drifts over
                     // the run (the machine, the databases) spreads over every setup alike. A cluster's nodes are
                     // stopped while the other cluster is measured.
                     for (int r = 1; r <= settings.windowRepeat(); r++) {
                         String run = settings.windowRepeat() > 1 ? " #" + r : "";
                         for (Prepared prepared : clusters) {
-                            measureOnce(prepared, run);
+                            measureOnce(prepared, run, runs);
                         }
                     }
+                    writeCell(runs);
                 }
             } finally {
                 clusters.forEach(c -> c.cluster().close());
             }
-            for (String m : settings.windowMixes()) {
-                List<Run> ofMix = measured.stream().filter(r -> r.setup().endsWith(" [" + m + "]")).toList();
-                String table = table(ofMix) + (settings.windowRepeat() > 1 ? "\n" + medians(ofMix) : "");
-                tables.append("### ").append(mode).append(" sessions, ").append(m).append("\n\n").append(table).append('\n');
-                Progress.say("%n%s", table);
-            }
         }
-        write();
+        gather(matrix);
+    }
+
+    /** The first line of a cell's file: the settings its figures were taken with. */
+    private String settingsLine() {
+        return String.format(Locale.ROOT, "<!-- %d nodes, %d sessions, %d tokens, %d s, %d repeats, setups %s, cap %d -->",
+                RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), seconds,
+                settings.windowRepeat(), String.join(",", settings.windowSetups()), settings.windowCap());
+    }
+
+    private Path file(Cell c, String suffix) {
+        return cells.resolve(c.name() + suffix);
+    }
+
+    /** Whether the cell was measured before, with exactly these settings. */
+    private boolean measured(Cell c) {
+        try {
+            Path md = file(c, ".md");
+            return Files.exists(md) && Files.readAllLines(md).stream().findFirst().orElse("").equals(settingsLine());
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** A seeded cluster between its windows: its nodes stopped, the tokens and the next window's access tokens at hand. */
@@ -190,21 +242,35 @@ final class RestartWindow {
         prepared.cluster.nodes().forEach(KeycloakNode::stopGracefully);
     }
 
-    private void measureOnce(Prepared prepared, String run) {
+    private void measureOnce(Prepared prepared, String run, List<Run> runs) {
         if (!prepared.ours()) {
-            measured.add(window(prepared.setup + run, prepared, false));
+            runs.add(window(prepared.setup + run, prepared, false));
             pause(prepared);
             return;
         }
         // The provider's setups alternate on one cluster too.
         for (String ours : PROVIDER_SETUPS) {
             if (settings.windowSetups().contains(ours)) {
-                prepared.cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE, Boolean.toString(!ours.equals("uncapped"))));
-                prepared.cluster.nodes().forEach(n -> n.setEnv(PRELOADING, Boolean.toString(!ours.equals("off"))));
-                measured.add(window(prepared.setup + ", " + LABELS.get(ours) + run, prepared, !ours.equals("off")));
+                boolean adaptive = ours.equals("defaults") || ours.equals("off");
+                int cap = ours.equals("fixed") ? settings.windowCap() : 0;
+                prepared.cluster.nodes().forEach(n -> {
+                    n.setEnv(ADAPTIVE, Boolean.toString(adaptive));
+                    n.setEnv(PRELOADING, Boolean.toString(!ours.equals("off")));
+                    n.setEnv(CAP, Integer.toString(cap));
+                });
+                runs.add(window(prepared.setup + ", " + label(ours) + run, prepared, !ours.equals("off")));
                 pause(prepared);
             }
         }
+    }
+
+    private String label(String ours) {
+        return switch (ours) {
+            case "off" -> "preloading=false";
+            case "uncapped" -> "adaptive-load=false";
+            case "fixed" -> "adaptive-load=false, max-sessions-per-second=" + settings.windowCap();
+            default -> ours;
+        };
     }
 
     /** A fresh access token per offline token, fetched before the restart: the read-heavy mix's userinfo calls use them. */
@@ -222,8 +288,9 @@ final class RestartWindow {
     }
 
     private Run window(String baseSetup, Prepared prepared, boolean loads) {
-        String setup = baseSetup + " [" + mix + "]";
-        boolean readHeavy = mix.equals("read-heavy");
+        String setup = baseSetup;
+        boolean readHeavy = cell.mix().equals("read-heavy");
+        int perSecond = cell.rate();
         KeycloakCluster cluster = prepared.cluster;
         Database db = prepared.db;
         List<String> tokens = prepared.tokens;
@@ -237,8 +304,9 @@ final class RestartWindow {
         ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
         ScheduledExecutorService schedule = Executors.newSingleThreadScheduledExecutor();
         long ready = System.nanoTime();
-        Progress.say("%s: every node ready at %s", setup, LocalTime.now());
+        Progress.say("%s, %s: every node ready at %s", cell.name(), setup, LocalTime.now());
         AtomicLong loadedAt = new AtomicLong(-1);
+        List<Loaded> loadedOverTime = Collections.synchronizedList(new ArrayList<>());
         int total = perSecond * seconds;
         for (int i = 0; i < total; i++) {
             int n = i;
@@ -256,13 +324,15 @@ final class RestartWindow {
         poll.scheduleWithFixedDelay(() -> {
             try {
                 List<NodeMetrics> scraped = nodes.stream().map(NodeMetrics::scrape).toList();
+                loadedOverTime.add(new Loaded((System.nanoTime() - ready) / 1e9,
+                        scraped.stream().mapToLong(m -> m.preloaded("loaded")).sum()));
                 if (loads && loadedAt.get() < 0 && scraped.stream().allMatch(m -> m.preloadState("done"))) {
                     loadedAt.set(System.nanoTime());
                 }
             } catch (RuntimeException e) {
                 Progress.say("metrics not read: %s", e.getMessage());
             }
-        }, POLL_DURING_TRAFFIC.toMillis(), POLL_DURING_TRAFFIC.toMillis(), TimeUnit.MILLISECONDS);
+        }, 0, POLL_DURING_TRAFFIC.toMillis(), TimeUnit.MILLISECONDS);
         schedule.shutdown();
         try {
             schedule.awaitTermination(seconds + 60L, TimeUnit.SECONDS);
@@ -286,10 +356,10 @@ final class RestartWindow {
             }
         }
         double loaded = loadedAt.get() < 0 ? Double.NaN : (loadedAt.get() - ready) / 1e9;
-        Run run = new Run(setup, List.copyOf(samples), loaded, db.cpuSeconds() - cpuBefore,
+        Run run = new Run(setup, List.copyOf(samples), List.copyOf(loadedOverTime), loaded, db.cpuSeconds() - cpuBefore,
                 db.sessionTableSelects() / Math.max(1, samples.size()));
-        Progress.say("%s: %d refreshes due at %d/s for %d s, all loaded %.1f s after ready, database %.1f CPU-s, "
-                + "%.2f session-row SELECTs per request", setup, samples.size(), perSecond, seconds, loaded,
+        Progress.say("%s, %s: %d requests due at %d/s for %d s, all loaded %.1f s after ready, database %.1f CPU-s, "
+                + "%.2f session-row SELECTs per request", cell.name(), setup, samples.size(), perSecond, seconds, loaded,
                 run.databaseCpuSeconds(), run.selectsPerRequest());
         return run;
     }
@@ -315,22 +385,20 @@ final class RestartWindow {
         StringBuilder out = new StringBuilder();
         out.append(String.format(Locale.ROOT, "Restart window: %d nodes, %d sessions, %d real offline tokens, %d requests/s "
                 + "for %d s from ready (open model: latency from each request's scheduled start)%n%n",
-                RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), perSecond, seconds));
+                RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), cell.rate(), seconds));
         out.append("| window after ready |");
         runs.forEach(r -> out.append(' ').append(r.setup()).append(": p50 / p99 / max ms, errors |"));
         out.append("\n|---|").append("---|".repeat(runs.size())).append('\n');
-        for (int w = 0; w * WINDOW_SECONDS < seconds; w++) {
-            double from = w * WINDOW_SECONDS * 1000.0;
-            double to = from + WINDOW_SECONDS * 1000.0;
+        for (int w = 0; w < windows(); w++) {
+            int window = w;
             out.append(String.format(Locale.ROOT, "| %d–%d s |", w * WINDOW_SECONDS, (w + 1) * WINDOW_SECONDS));
-            for (Run run : runs) {
-                out.append(' ').append(cell(run.samples().stream().filter(s -> s.dueMillis() >= from && s.dueMillis() < to).toList()))
-                        .append(" |");
-            }
+            runs.forEach(run -> out.append(' ').append(cell(inWindow(run.samples(), window))).append(" |"));
             out.append('\n');
         }
         out.append("| whole window |");
         runs.forEach(r -> out.append(' ').append(cell(r.samples())).append(" |"));
+        out.append("\n| steady from (p99 within 1.5× + 50 ms of the last 30 s) |");
+        runs.forEach(r -> out.append(' ').append(steady(steadyFrom(p99s(r)))).append(" |"));
         out.append("\n| all nodes loaded after ready |");
         runs.forEach(r -> out.append(Double.isNaN(r.loadedSeconds()) ? " – |"
                 : String.format(Locale.ROOT, " %.1f s |", r.loadedSeconds())));
@@ -345,25 +413,94 @@ final class RestartWindow {
      * Per setup, the median over its repeats of each 10-s window's p99: one run's p99 in the first windows varies by
      * a factor of two from restart to restart of the same setup, the median of three much less.
      */
-    String medians(List<Run> runs) {
-        Map<String, List<Run>> bySetup = new LinkedHashMap<>();
-        runs.forEach(r -> bySetup.computeIfAbsent(r.setup().replaceAll(" #\\d+", ""), k -> new ArrayList<>()).add(r));
+    String medians(Map<String, List<Run>> bySetup) {
         StringBuilder out = new StringBuilder("Median over the repeats of each window's p99 (ms):\n\n| window after ready |");
         bySetup.forEach((setup, ofSetup) -> out.append(' ').append(setup).append(", ").append(ofSetup.size()).append(" runs |"));
         out.append("\n|---|").append("---|".repeat(bySetup.size())).append('\n');
-        for (int w = 0; w * WINDOW_SECONDS < seconds; w++) {
-            double from = w * WINDOW_SECONDS * 1000.0;
-            double to = from + WINDOW_SECONDS * 1000.0;
+        Map<String, List<Double>> p99s = new LinkedHashMap<>();
+        bySetup.forEach((setup, ofSetup) -> p99s.put(setup, medianP99s(ofSetup)));
+        for (int w = 0; w < windows(); w++) {
+            int window = w;
             out.append(String.format(Locale.ROOT, "| %d–%d s |", w * WINDOW_SECONDS, (w + 1) * WINDOW_SECONDS));
-            bySetup.values().forEach(ofSetup -> out.append(' ').append(ms(median(ofSetup.stream().map(r -> p99(
-                    r.samples().stream().filter(s -> s.dueMillis() >= from && s.dueMillis() < to).toList())).toList())))
-                    .append(" |"));
+            p99s.values().forEach(p -> out.append(' ').append(ms(p.get(window))).append(" |"));
             out.append('\n');
         }
         out.append("| whole window |");
         bySetup.values().forEach(ofSetup -> out.append(' ')
                 .append(ms(median(ofSetup.stream().map(r -> p99(r.samples())).toList()))).append(" |"));
+        out.append("\n| steady from |");
+        p99s.values().forEach(p -> out.append(' ').append(steady(steadyFrom(p))).append(" |"));
         return out.append('\n').toString();
+    }
+
+    private int windows() {
+        return (seconds + WINDOW_SECONDS - 1) / WINDOW_SECONDS;
+    }
+
+    private static List<Sample> inWindow(List<Sample> samples, int window) {
+        double from = window * WINDOW_SECONDS * 1000.0;
+        double to = from + WINDOW_SECONDS * 1000.0;
+        return samples.stream().filter(s -> s.dueMillis() >= from && s.dueMillis() < to).toList();
+    }
+
+    private List<Double> p99s(Run run) {
+        List<Double> p99s = new ArrayList<>();
+        for (int w = 0; w < windows(); w++) {
+            p99s.add(p99(inWindow(run.samples(), w)));
+        }
+        return p99s;
+    }
+
+    private List<Double> medianP99s(List<Run> ofSetup) {
+        List<List<Double>> each = ofSetup.stream().map(this::p99s).toList();
+        List<Double> medians = new ArrayList<>();
+        for (int w = 0; w < windows(); w++) {
+            int window = w;
+            medians.add(median(each.stream().map(p -> p.get(window)).toList()));
+        }
+        return medians;
+    }
+
+    /** Sessions loaded per second in each 10-s window, from the polled totals (linear between two polls). */
+    static List<Double> loadRates(List<Loaded> loaded, int windows) {
+        List<Double> rates = new ArrayList<>();
+        for (int w = 0; w < windows; w++) {
+            rates.add((loadedAt(loaded, (w + 1) * WINDOW_SECONDS) - loadedAt(loaded, w * WINDOW_SECONDS)) / WINDOW_SECONDS);
+        }
+        return rates;
+    }
+
+    private static double loadedAt(List<Loaded> loaded, double seconds) {
+        Loaded before = null;
+        for (Loaded l : loaded) {
+            if (l.seconds() >= seconds) {
+                return before == null ? l.sessions() : before.sessions() + (l.sessions() - before.sessions())
+                        * (seconds - before.seconds()) / (l.seconds() - before.seconds());
+            }
+            before = l;
+        }
+        return before == null ? 0 : before.sessions();
+    }
+
+    /**
+     * The first window from which every window's p99 stays within 1.5 times the median p99 of the last three windows
+     * plus 50 ms: when the restart's backlog has drained. -1 when the p99s are unknown.
+     */
+    static int steadyFrom(List<Double> p99s) {
+        List<Double> last = p99s.subList(Math.max(0, p99s.size() - 3), p99s.size());
+        double bound = 1.5 * median(last) + 50;
+        if (Double.isNaN(bound)) {
+            return -1;
+        }
+        int from = p99s.size();
+        while (from > 0 && !(p99s.get(from - 1) > bound)) {
+            from--;
+        }
+        return from;
+    }
+
+    private static String steady(int window) {
+        return window < 0 ? "–" : window * WINDOW_SECONDS + " s";
     }
 
     private static double p99(List<Sample> samples) {
@@ -392,10 +529,72 @@ final class RestartWindow {
                 : String.format(Locale.ROOT, "%.0f", millis);
     }
 
-    private void write() {
+    /** The cell's tables and chart, written as soon as it is measured. */
+    private void writeCell(List<Run> runs) {
+        Map<String, List<Run>> bySetup = new LinkedHashMap<>();
+        runs.forEach(r -> bySetup.computeIfAbsent(r.setup().replaceAll(" #\\d+", ""), k -> new ArrayList<>()).add(r));
+        String tables = table(runs) + (settings.windowRepeat() > 1 ? "\n" + medians(bySetup) : "");
+        Progress.say("%n%s", tables);
         try {
-            Files.createDirectories(settings.out());
-            Files.writeString(settings.out().resolve("restart-window.md"), tables);
+            Files.createDirectories(cells);
+            chart(bySetup, file(cell, ".png"));
+            Files.writeString(file(cell, ".md"), settingsLine() + "\n### " + cell.mode() + " sessions, " + cell.mix() + ", "
+                    + cell.rate() + " requests/s (measured " + LocalDate.now() + ")\n\n" + tables + "\n![" + cell.name()
+                    + "](" + cell.name() + ".png)\n");
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * One image, two charts on one time axis: above, each setup's p99 per window (the median over the repeats; log
+     * scale, a restart's first windows are seconds and steady state tens of milliseconds); below, the sessions the
+     * loaders of each of the provider's setups loaded per second in each window, all nodes together.
+     */
+    private void chart(Map<String, List<Run>> bySetup, Path png) throws IOException {
+        double[] x = new double[windows()];
+        for (int w = 0; w < x.length; w++) {
+            x[w] = w * WINDOW_SECONDS + WINDOW_SECONDS / 2.0;
+        }
+        XYChart latency = new XYChartBuilder().width(1000).height(420).title(cell.name() + ": p99 per 10-s window")
+                .xAxisTitle("seconds after every node was ready").yAxisTitle("p99 (ms)").build();
+        latency.getStyler().setYAxisLogarithmic(true);
+        XYChart loaders = new XYChartBuilder().width(1000).height(300).title("loaders' rate")
+                .xAxisTitle("seconds after every node was ready").yAxisTitle("sessions/s, all nodes").build();
+        bySetup.forEach((setup, ofSetup) -> {
+            latency.addSeries(setup, x, medianP99s(ofSetup).stream().mapToDouble(v -> Double.isNaN(v) ? 1 : Math.max(1, v)).toArray());
+            if (!ofSetup.get(0).loaded().isEmpty() && !setup.startsWith(RefreshLatency.STOCK)) {
+                List<List<Double>> rates = ofSetup.stream().map(r -> loadRates(r.loaded(), x.length)).toList();
+                loaders.addSeries(setup, x, IntStream.range(0, x.length)
+                        .mapToDouble(w -> median(rates.stream().map(r -> r.get(w)).toList())).toArray());
+            }
+        });
+        BufferedImage top = BitmapEncoder.getBufferedImage(latency);
+        BufferedImage image = top;
+        if (!loaders.getSeriesMap().isEmpty()) {
+            BufferedImage bottom = BitmapEncoder.getBufferedImage(loaders);
+            image = new BufferedImage(top.getWidth(), top.getHeight() + bottom.getHeight(), BufferedImage.TYPE_INT_RGB);
+            Graphics2D g = image.createGraphics();
+            g.drawImage(top, 0, 0, null);
+            g.drawImage(bottom, 0, top.getHeight(), null);
+            g.dispose();
+        }
+        ImageIO.write(image, "png", png.toFile());
+    }
+
+    /** restart-window.md: every cell of the matrix measured so far, in the matrix's order. */
+    private void gather(List<Cell> matrix) {
+        StringBuilder all = new StringBuilder("# Restart window\n\nOne section per cell (mode, mix, rate); each was "
+                + "measured with every setup side by side, on the date it gives.\n\n");
+        try {
+            for (Cell c : matrix) {
+                if (measured(c)) {
+                    List<String> lines = Files.readAllLines(file(c, ".md"));
+                    all.append(String.join("\n", lines.subList(1, lines.size()))
+                            .replace("](" + c.name() + ".png)", "](restart-window/" + c.name() + ".png)")).append("\n\n");
+                }
+            }
+            Files.writeString(settings.out().resolve("restart-window.md"), all);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

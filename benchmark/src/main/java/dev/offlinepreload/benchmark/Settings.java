@@ -19,12 +19,13 @@ import java.util.Map;
  * {@code ours}, {@code kc24}, {@code refresh} ({@code loaders} = the first two); {@code planning} only when asked
  * ({@link PlanningScale}: {@code --planning-sizes}, default 1M and 10M, with offline caches of
  * {@code --planning-max-count} entries, default 1M); {@code window} only when asked ({@link RestartWindow}: a full
- * restart of 3 nodes holding {@code --window-sessions} (default 300,000) under {@code --window-rate} refreshes per
- * second (default 40) of {@code --window-tokens} real offline tokens (default 2,000) for {@code --window-seconds}
+ * restart of 3 nodes holding {@code --window-sessions} (default 300,000) under each of {@code --window-rates}
+ * requests per second (default 40) over {@code --window-tokens} real offline tokens (default 2,000) for {@code --window-seconds}
  * (default 120), in each of {@code --window-modes} (default persistent,volatile), for each of {@code --window-setups}
- * (default stock,defaults,uncapped; also {@code off}: the jar installed with preloading=false), with each of
+ * (default stock,defaults,uncapped,fixed, the last at max-sessions-per-second={@code --window-cap}, default 2,000,
+ * with adaptive-load=false; also {@code off}: the jar installed with preloading=false), with each of
  * {@code --window-mixes} (default refresh,read-heavy), each window {@code --window-repeat} times (default 1), the
- * provider's setups alternating on one cluster). With {@code ours}, {@code --other-minors} (default: the older Keycloak
+ * provider's setups alternating on one cluster; a cell already measured with the same settings is kept, not rerun). With {@code ours}, {@code --other-minors} (default: the older Keycloak
  * minors the testsuite runs on, e.g. 26.5.6; empty for none) adds the largest size at the defaults and with
  * adaptive-load=false on a node of each of those Keycloak versions, in the same run.
  */
@@ -32,8 +33,9 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
                 List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
                 List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
-                int windowTokens, int windowRate, int windowSeconds, List<String> windowModes,
-                List<String> windowSetups, List<String> windowMixes, int windowRepeat, List<String> otherMinors) {
+                int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
+                List<String> windowSetups, List<String> windowMixes, int windowRepeat, int windowCap,
+                List<String> otherMinors) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -65,12 +67,13 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("planning-max-count", "1000000");
         options.put("window-sessions", "300000");
         options.put("window-tokens", "2000");
-        options.put("window-rate", "40");
+        options.put("window-rates", "40");
         options.put("window-seconds", "120");
         options.put("window-modes", "persistent,volatile");
-        options.put("window-setups", "stock,defaults,uncapped");
+        options.put("window-setups", "stock,defaults,uncapped,fixed");
         options.put("window-mixes", "refresh,read-heavy");
         options.put("window-repeat", "1");
+        options.put("window-cap", Integer.toString(RefreshLatency.RATE_CAP));
         // The older Keycloak minors the testsuite runs on (root pom): this provider's defaults load there too.
         options.put("other-minors", System.getProperty("offlinepreload.olderMinors", ""));
         for (String arg : args) {
@@ -95,10 +98,11 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 options.get("shared-buffers"), Arrays.stream(options.get("jvm-options").split(",")).map(String::trim)
                 .filter(o -> !o.isEmpty()).toList(), ints(options.get("planning-sizes")),
                 Integer.parseInt(options.get("planning-max-count")), Integer.parseInt(options.get("window-sessions")),
-                Integer.parseInt(options.get("window-tokens")), Integer.parseInt(options.get("window-rate")),
+                Integer.parseInt(options.get("window-tokens")), ints(options.get("window-rates")),
                 Integer.parseInt(options.get("window-seconds")), List.of(options.get("window-modes").split(",")),
                 List.of(options.get("window-setups").split(",")), List.of(options.get("window-mixes").split(",")),
-                Integer.parseInt(options.get("window-repeat")), Arrays.stream(options.get("other-minors").split(","))
+                Integer.parseInt(options.get("window-repeat")), Integer.parseInt(options.get("window-cap")),
+                Arrays.stream(options.get("other-minors").split(","))
                 .map(String::trim).filter(v -> !v.isEmpty()).toList());
     }
 

@@ -15,4 +15,24 @@ class RestartWindowTest {
         assertThat(RestartWindow.median(List.of(Double.NaN, 7.0))).isEqualTo(7.0);
         assertThat(RestartWindow.median(List.of())).isNaN();
     }
+
+    @Test
+    void steadyStateStartsAfterTheLastWindowAboveOneAndAHalfTimesTheTailPlus50Ms() {
+        // tail median 60 ms: bound 140 ms; the 200 ms of window 3 is the last above it
+        assertThat(RestartWindow.steadyFrom(List.of(5000.0, 900.0, 100.0, 200.0, 130.0, 60.0, 50.0, 70.0))).isEqualTo(4);
+        assertThat(RestartWindow.steadyFrom(List.of(80.0, 60.0, 50.0, 70.0))).isZero();
+        // a late spike counts: the backlog had not drained for good
+        assertThat(RestartWindow.steadyFrom(List.of(80.0, 60.0, 50.0, 70.0, 900.0, 60.0, 60.0, 60.0))).isEqualTo(5);
+        assertThat(RestartWindow.steadyFrom(List.of(Double.NaN, Double.NaN))).isEqualTo(-1);
+    }
+
+    @Test
+    void theLoadersRatePerWindowInterpolatesBetweenPolls() {
+        List<RestartWindow.Loaded> polls = List.of(new RestartWindow.Loaded(0, 1000), new RestartWindow.Loaded(5, 1000),
+                new RestartWindow.Loaded(15, 21_000), new RestartWindow.Loaded(25, 21_000));
+        // 0-10 s: 1,000 -> 11,000 (halfway between the polls at 5 and 15 s); 10-20 s: 11,000 -> 21,000; then idle,
+        // and after the last poll the total stays where it was
+        assertThat(RestartWindow.loadRates(polls, 4)).containsExactly(1000.0, 1000.0, 0.0, 0.0);
+        assertThat(RestartWindow.loadRates(List.of(), 2)).containsExactly(0.0, 0.0);
+    }
 }

@@ -42,4 +42,15 @@ class SettingsTest {
         assertThat(planning.planningSizes()).containsExactly(1_000_000, 5_000_000);
         assertThat(planning.planningMaxCount()).isEqualTo(500_000);
     }
+
+    @Test
+    void theWindowMatrixTakesRatesAsAListAndTheFixedCapAmongTheSetups() {
+        Settings defaults = Settings.parse(new String[0]);
+        assertThat(defaults.windowRates()).containsExactly(40);
+        assertThat(defaults.windowSetups()).containsExactly("stock", "defaults", "uncapped", "fixed");
+        assertThat(defaults.windowCap()).isEqualTo(RefreshLatency.RATE_CAP);
+        Settings two = Settings.parse(new String[] {"--phases=window", "--window-rates=20,120", "--window-cap=5000"});
+        assertThat(two.windowRates()).containsExactly(20, 120);
+        assertThat(two.windowCap()).isEqualTo(5000);
+    }
 }
