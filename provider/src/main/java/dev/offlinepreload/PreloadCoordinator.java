@@ -190,10 +190,11 @@ public final class PreloadCoordinator implements AutoCloseable {
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
         boolean hotUnpaused = store.volatileSessions() && !config.hotWindow().isZero();
         try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad()),
-                store::busyRequests, metrics::loadLimit, hotUnpaused).start()) {
+                store::busyRequests, () -> store.allStarted(topology.members()), metrics::loadLimit, hotUnpaused).start()) {
             if (!hotUnpaused && config.adaptiveLoad()) {
                 log.infof("Offline session preload on %s plans and loads once the node is quiet (adaptive-load: no request "
-                        + "at work for 10 s, or for 1 s after requests)", store.nodeName());
+                        + "at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
+                        store.nodeName(), topology.members().size());
             }
             if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {
                 return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;

@@ -151,6 +151,7 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
                 return;
             }
             store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID, config.databaseTimeout(), requests);
+            store.announceStarted();
             reason = store.whyNotApplicable();
             if (reason != null) {
                 metrics.state(PreloadState.NOT_APPLICABLE);

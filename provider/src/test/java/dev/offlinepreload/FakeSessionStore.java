@@ -141,6 +141,14 @@ final class FakeSessionStore implements SessionStore {
         return busyRequests;
     }
 
+    /** Whether every member has started, as the governor asks. */
+    volatile boolean allStarted = true;
+
+    @Override
+    public boolean allStarted(List<String> members) {
+        return allStarted;
+    }
+
     @Override
     public TopologySnapshot topology() {
         topologyCalls.incrementAndGet();

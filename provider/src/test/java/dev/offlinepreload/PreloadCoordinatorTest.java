@@ -495,4 +495,16 @@ class PreloadCoordinatorTest {
         assertThat(store.planCalls).as("planned again from the start once quiet").hasValue(2);
         assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
     }
+
+    @Test
+    void withAdaptiveLoadAQuietPassCountsItsQuietSecondsFromTheMomentEveryNodeHasStarted() throws Exception {
+        store.allStarted = false; // a peer still starting: its traffic (and ours) comes once it is ready
+        start(config("adaptive-load", "true"));
+        Thread.sleep(4_000); // twice the quiet seconds it needs once every node has started
+        assertThat(store.planCalls).as("planned before every node had started").hasValue(0);
+
+        store.allStarted = true;
+        await("the pass to finish", () -> metrics.state() == PreloadState.DONE);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
 }

@@ -45,15 +45,17 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     private final SessionQueries queries;
     private final SessionRequests requests;
     private final RemovalWatch removals = new RemovalWatch();
+    private final StartedNodes started;
     private final String nodeName;
 
-    private KeycloakSessionStore(KeycloakSessionFactory factory, String providerId, OfflineCaches caches, SessionQueries queries,
-                                 String nodeName, SessionRequests requests) {
+    private KeycloakSessionStore(KeycloakSessionFactory factory, String providerId, OfflineCaches caches, StartedNodes started,
+                                 SessionQueries queries, String nodeName, SessionRequests requests) {
         this.factory = factory;
         this.requests = requests;
         this.providerId = providerId;
         this.persistentSessions = MultiSiteUtils.isPersistentSessionsEnabled();
         this.caches = caches;
+        this.started = started;
         this.queries = queries;
         this.nodeName = nodeName;
         caches.sessionsCache().addListener(removals);
@@ -79,7 +81,8 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
             SessionQueries queries = em(session).unwrap(Session.class).doReturningWork(c -> new SessionQueries(schema,
                     "PostgreSQL".equals(c.getMetaData().getDatabaseProductName()), statementTimeout, c.getMetaData().getDriverName(),
                     KeycloakMinor.RUNNING));
-            return new KeycloakSessionStore(factory, providerId, caches, queries,
+            return new KeycloakSessionStore(factory, providerId, caches,
+                    new StartedNodes(infinispan.getCache(InfinispanConnectionProvider.WORK_CACHE_NAME)), queries,
                     KeycloakMinor.RUNNING.nodeName(infinispan), requests);
         });
     }
@@ -97,6 +100,16 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     @Override
     public int busyRequests() {
         return requests.busy();
+    }
+
+    /** Tells the cluster that Keycloak has started on this node ({@link StartedNodes}). */
+    public void announceStarted() {
+        started.announce(nodeName);
+    }
+
+    @Override
+    public boolean allStarted(List<String> members) {
+        return started.allStarted(members, caches.topology().members());
     }
 
     @Override

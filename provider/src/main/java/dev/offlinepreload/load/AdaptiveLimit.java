@@ -9,11 +9,15 @@ import java.util.Locale;
  * <li>no request at work: once the node has been quiet for a second in a row, the limit doubles, up to every worker
  * (a load on an idle node runs at full speed: its own contention is nobody's loss). A gap between two requests is no
  * quiet node: under steady traffic, full speed in the gaps is what the next requests would meet. Until the pass has
- * seen a request it takes {@value #FIRST_QUIET_TICKS} quiet ticks: a node that has just started or joined is quiet
- * because its traffic has not reached it yet. Requests are counted as they arrive, so the first one stops a load that
- * began in that quiet within a tick; but on a cluster warming up, even the planning and the few batches that ran in
- * the seconds before the traffic came raised the requests' p99 over stock's (restart windows r and s of
- * docs/performance.md, with 2 quiet seconds), so the wait stays long enough for a restart's traffic to come first.</li>
+ * seen a request it waits longer: a node that has just started or joined is quiet because its traffic has not reached
+ * it yet, and a restarting cluster gets its traffic once its last node is ready. On a cluster warming up, even the
+ * planning and the few batches that ran in the seconds before the traffic came raised the requests' p99 over stock's
+ * (restart windows r and s of docs/performance.md, 2 quiet seconds counted from each node's own start). So it takes
+ * {@value #STARTED_QUIET_TICKS} quiet ticks counted from the moment every member of the cluster has started (each
+ * node says so in Keycloak's work cache when Keycloak has started on it), or {@value #FIRST_QUIET_TICKS} quiet ticks
+ * in a row if that moment does not come (a member without this provider, or with preloading off, never says it). A
+ * single node with no traffic thus loads 2 s after its start. Requests are counted as they arrive, so the first one
+ * stops a load that began in that quiet within a tick.</li>
  * <li>requests at work: 0 at once. The restart windows of docs/performance.md showed that any share the load takes
  * while requests are at work (even half a worker, and only while the node's threads found a CPU at once) raised the
  * requests' p99 two to four times for as long as the load ran, on a node warming up after a restart.</li>
@@ -35,7 +39,9 @@ public final class AdaptiveLimit {
     static final int PATIENCE_TICKS = 300_000 / TICK_MILLIS;
     /** Ticks with no request at work, in a row, before the load speeds up: a second. */
     static final int QUIET_TICKS = 1_000 / TICK_MILLIS;
-    /** The same before the pass has seen a request: ten seconds. */
+    /** The same before the pass has seen a request, counted from the moment every member has started: two seconds. */
+    static final int STARTED_QUIET_TICKS = 2_000 / TICK_MILLIS;
+    /** The same before the pass has seen a request, while not every member has said it started: ten seconds. */
     static final int FIRST_QUIET_TICKS = 10_000 / TICK_MILLIS;
     /** Fewer request threads at work than this, on average over a tick, count as none. */
     static final double IDLE_REQUESTS = 0.05;
@@ -44,6 +50,8 @@ public final class AdaptiveLimit {
     private final boolean adaptive;
     private double limit;
     private int quietTicks;
+    /** Quiet ticks in a row since every member has started. */
+    private int startedQuietTicks;
     private int ticksWithoutQuiet;
     private boolean sawRequest;
     private String reason;
@@ -65,15 +73,19 @@ public final class AdaptiveLimit {
      *
      * @param busyRequests mean number of Keycloak request threads at work during the tick
      * @param lateMillis   mean scheduling delay during the tick (how late a short sleep woke up): for the reason only
+     * @param allStarted   whether every member of the cluster has finished starting
      */
-    public synchronized double update(double busyRequests, double lateMillis) {
+    public synchronized double update(double busyRequests, double lateMillis, boolean allStarted) {
         if (!adaptive) {
             return limit;
         }
         boolean idle = busyRequests < IDLE_REQUESTS;
         sawRequest |= !idle;
         quietTicks = idle ? quietTicks + 1 : 0;
-        if (quietTicks >= (sawRequest ? QUIET_TICKS : FIRST_QUIET_TICKS)) {
+        startedQuietTicks = idle && allStarted ? startedQuietTicks + 1 : 0;
+        boolean quiet = sawRequest ? quietTicks >= QUIET_TICKS
+                : startedQuietTicks >= STARTED_QUIET_TICKS || quietTicks >= FIRST_QUIET_TICKS;
+        if (quiet) {
             ticksWithoutQuiet = 0;
             limit = Math.min(max, limit < 1 ? 1 : limit * 2);
             reason = "no request at work";
@@ -81,7 +93,8 @@ public final class AdaptiveLimit {
         }
         ticksWithoutQuiet++;
         if (idle) {
-            reason = "no request at work for " + quietTicks * TICK_MILLIS + " ms";
+            reason = "no request at work for " + quietTicks * TICK_MILLIS + " ms"
+                    + (sawRequest || allStarted ? "" : ", not every node has started");
             return limit;
         }
         limit = ticksWithoutQuiet >= PATIENCE_TICKS ? Math.min(FLOOR, max) : 0;

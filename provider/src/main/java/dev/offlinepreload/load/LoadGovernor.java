@@ -23,6 +23,9 @@ public final class LoadGovernor implements AutoCloseable {
 
     private final AdaptiveLimit limit;
     private final IntSupplier busyRequests;
+    private final BooleanSupplier allStarted;
+    /** Asked of {@link #allStarted} until it says yes; read by the sampler only. */
+    private boolean started;
     private final DoubleConsumer gauge;
     private final boolean hotUnpaused;
     private final Thread sampler;
@@ -31,14 +34,17 @@ public final class LoadGovernor implements AutoCloseable {
 
     /**
      * @param busyRequests how many Keycloak requests are at work now, or began since the previous call
+     * @param allStarted   whether every member of the cluster has finished starting (asked every tick until it has)
      * @param gauge        receives the limit after every tick
      * @param hotUnpaused  whether hot batches run on the first worker whatever the limit: where a cached session saves
      *                     a request its database reads (volatile sessions), loading it in a batch costs less than the
      *                     lazy load it saves; with persistent sessions it saves only the import, which the batch does too
      */
-    public LoadGovernor(AdaptiveLimit limit, IntSupplier busyRequests, DoubleConsumer gauge, boolean hotUnpaused) {
+    public LoadGovernor(AdaptiveLimit limit, IntSupplier busyRequests, BooleanSupplier allStarted, DoubleConsumer gauge,
+                        boolean hotUnpaused) {
         this.limit = limit;
         this.busyRequests = busyRequests;
+        this.allStarted = allStarted;
         this.gauge = gauge;
         this.hotUnpaused = hotUnpaused;
         this.current = limit.limit();
@@ -64,7 +70,8 @@ public final class LoadGovernor implements AutoCloseable {
                 lateSum += Math.max(0, lateNanos) / 1e6;
                 busySum += busyRequests.getAsInt();
                 if (++samples == SAMPLES_PER_TICK) {
-                    current = limit.update(busySum / samples, lateSum / samples);
+                    started = started || allStarted.getAsBoolean();
+                    current = limit.update(busySum / samples, lateSum / samples, started);
                     gauge.accept(current);
                     lateSum = 0;
                     busySum = 0;

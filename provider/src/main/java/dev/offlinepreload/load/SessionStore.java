@@ -31,6 +31,12 @@ public interface SessionStore {
      */
     int busyRequests();
 
+    /**
+     * Whether every one of these nodes has finished starting (Keycloak started on it, its HTTP listener opening): a
+     * restarting cluster's traffic comes once its last node is ready. Asked every 100 ms until it says yes.
+     */
+    boolean allStarted(List<String> members);
+
     /** Both offline caches' topology as this node sees it now. */
     TopologySnapshot topology();
 

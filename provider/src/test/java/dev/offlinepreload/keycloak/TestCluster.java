@@ -45,6 +45,7 @@ final class TestCluster implements AutoCloseable {
 
     static final String SESSIONS = InfinispanConnectionProvider.OFFLINE_USER_SESSION_CACHE_NAME;
     static final String CLIENT_SESSIONS = InfinispanConnectionProvider.OFFLINE_CLIENT_SESSION_CACHE_NAME;
+    static final String WORK = InfinispanConnectionProvider.WORK_CACHE_NAME;
     static final int SEGMENTS = 16;
     static final EntryExpiry EXPIRY = new EntryExpiry(60_000, EntryExpiry.NONE);
     static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -92,6 +93,7 @@ final class TestCluster implements AutoCloseable {
         members.add(member);
         member.defineConfiguration(SESSIONS, offlineCache(SESSIONS).build());
         member.defineConfiguration(CLIENT_SESSIONS, offlineCache(CLIENT_SESSIONS).build());
+        member.defineConfiguration(WORK, CacheConfigurator.getCacheConfiguration(WORK, true).build());
         return member;
     }
 

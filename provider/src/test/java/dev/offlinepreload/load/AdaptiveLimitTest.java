@@ -10,31 +10,62 @@ class AdaptiveLimitTest {
     private static final double BUSY = 2;
     private static final double LATE = 10;
     private static final double ON_TIME = 0.1;
+    private static final boolean STARTED = true;
+    private static final boolean STARTING = false;
 
     private static void quiet(AdaptiveLimit limit, int ticks) {
+        quiet(limit, ticks, STARTED);
+    }
+
+    private static void quiet(AdaptiveLimit limit, int ticks, boolean allStarted) {
         for (int i = 0; i < ticks; i++) {
-            limit.update(IDLE, LATE);
+            limit.update(IDLE, LATE, allStarted);
         }
     }
 
     @Test
-    void aPassThatHasSeenNoRequestWaitsForTenQuietSecondsThenRunsEveryWorkerWhateverItsOwnLoadDoesToTheCpus() {
+    void aPassThatHasSeenNoRequestWaitsForTwoQuietSecondsAfterEveryNodeHasStartedThenRunsEveryWorker() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         assertThat(limit.limit()).as("paused until the node has been quiet").isZero();
-        quiet(limit, AdaptiveLimit.FIRST_QUIET_TICKS - 1);
+        quiet(limit, 50, STARTING);
+        assertThat(limit.limit()).as("quiet while a peer is still starting counts for nothing yet").isZero();
+        assertThat(limit.describe()).contains("no request at work for 5000 ms, not every node has started");
+        quiet(limit, AdaptiveLimit.STARTED_QUIET_TICKS - 1);
         assertThat(limit.limit()).isZero();
-        assertThat(limit.describe()).contains("no request at work for 9900 ms");
         quiet(limit, 1);
-        assertThat(limit.limit()).isEqualTo(1);
+        assertThat(limit.limit()).as("two quiet seconds after the last node started").isEqualTo(1);
         quiet(limit, 2);
         assertThat(limit.limit()).isEqualTo(4);
         assertThat(limit.describe()).contains("load limit 4.00 of 4 workers (no request at work)");
     }
 
     @Test
+    void aRequestBeforeTheTwoSecondsStartsTheCountOverAndThenASecondIsEnough() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        quiet(limit, AdaptiveLimit.STARTED_QUIET_TICKS - 1);
+        limit.update(BUSY, ON_TIME, STARTED);
+        quiet(limit, AdaptiveLimit.QUIET_TICKS - 1);
+        assertThat(limit.limit()).isZero();
+        quiet(limit, 1);
+        assertThat(limit.limit()).isEqualTo(1);
+    }
+
+    @Test
+    void ifNotEveryNodeSaysItStartedTenQuietSecondsInARowWillDoWhateverItsOwnLoadDoesToTheCpus() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true);
+        quiet(limit, AdaptiveLimit.FIRST_QUIET_TICKS - 1, STARTING);
+        assertThat(limit.limit()).isZero();
+        assertThat(limit.describe()).contains("no request at work for 9900 ms, not every node has started");
+        quiet(limit, 1, STARTING);
+        assertThat(limit.limit()).isEqualTo(1);
+        quiet(limit, 2, STARTING);
+        assertThat(limit.limit()).isEqualTo(4);
+    }
+
+    @Test
     void onceItHasSeenARequestAQuietSecondIsEnough() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        limit.update(BUSY, ON_TIME);
+        limit.update(BUSY, ON_TIME, STARTED);
         quiet(limit, AdaptiveLimit.QUIET_TICKS - 1);
         assertThat(limit.limit()).isZero();
         assertThat(limit.describe()).contains("no request at work for 900 ms");
@@ -47,7 +78,7 @@ class AdaptiveLimitTest {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         quiet(limit, AdaptiveLimit.FIRST_QUIET_TICKS + 2);
         assertThat(limit.limit()).isEqualTo(4);
-        limit.update(BUSY, ON_TIME);
+        limit.update(BUSY, ON_TIME, STARTED);
         assertThat(limit.limit()).isZero();
         assertThat(limit.describe()).contains("load limit 0.00 of 4 workers (2.0 requests at work, threads 0.1 ms late for a CPU)");
     }
@@ -56,7 +87,7 @@ class AdaptiveLimitTest {
     void aGapBetweenRequestsIsNoQuietNode() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         for (int i = 0; i < AdaptiveLimit.PATIENCE_TICKS - 10; i++) {
-            limit.update(i % 3 == 0 ? BUSY : IDLE, ON_TIME);
+            limit.update(i % 3 == 0 ? BUSY : IDLE, ON_TIME, STARTED);
         }
         assertThat(limit.limit()).isZero();
     }
@@ -65,17 +96,17 @@ class AdaptiveLimitTest {
     void onlyAfterFiveMinutesWithoutAQuietSecondDoesItKeepTheFloorSoThatEveryLoadFinishes() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         for (int i = 1; i < AdaptiveLimit.PATIENCE_TICKS; i++) {
-            limit.update(i % 2 == 0 ? BUSY : IDLE, LATE);
+            limit.update(i % 2 == 0 ? BUSY : IDLE, LATE, STARTED);
         }
         assertThat(limit.limit()).isZero();
-        limit.update(BUSY, LATE);
+        limit.update(BUSY, LATE, STARTED);
         assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
         assertThat(limit.describe()).contains("no quiet second for 300 s");
 
         quiet(limit, AdaptiveLimit.QUIET_TICKS); // a quiet second: full speed, and the patience starts over
         assertThat(limit.limit()).isEqualTo(1);
         for (int i = 0; i < 10; i++) {
-            limit.update(BUSY, ON_TIME);
+            limit.update(BUSY, ON_TIME, STARTED);
         }
         assertThat(limit.limit()).isZero();
     }
@@ -84,7 +115,7 @@ class AdaptiveLimitTest {
     void switchedOffItIsAlwaysEveryWorker() {
         AdaptiveLimit limit = new AdaptiveLimit(4, false);
         assertThat(limit.limit()).isEqualTo(4);
-        limit.update(BUSY, LATE);
+        limit.update(BUSY, LATE, STARTED);
         assertThat(limit.limit()).isEqualTo(4);
         assertThat(limit.describe()).contains("adaptive-load=false");
     }

@@ -42,6 +42,11 @@ class FakeStore implements SessionStore {
     }
 
     @Override
+    public boolean allStarted(List<String> members) {
+        return true;
+    }
+
+    @Override
     public TopologySnapshot topology() {
         return new TopologySnapshot(1, true, List.of("node1"), id -> true, 1);
     }
