@@ -397,8 +397,9 @@ final class RestartWindow {
         }
         out.append("| whole window |");
         runs.forEach(r -> out.append(' ').append(cell(r.samples())).append(" |"));
-        out.append("\n| steady from (p99 within 1.5× + 50 ms of the last 30 s) |");
-        runs.forEach(r -> out.append(' ').append(steady(steadyFrom(p99s(r)))).append(" |"));
+        out.append("\n| steady from (p99 within 1.5× + 50 ms of the cell's best last 30 s) |");
+        double level = steadyLevel(runs.stream().map(this::p99s).toList());
+        runs.forEach(r -> out.append(' ').append(steady(steadyFrom(p99s(r), level))).append(" |"));
         out.append("\n| all nodes loaded after ready |");
         runs.forEach(r -> out.append(Double.isNaN(r.loadedSeconds()) ? " – |"
                 : String.format(Locale.ROOT, " %.1f s |", r.loadedSeconds())));
@@ -429,7 +430,8 @@ final class RestartWindow {
         bySetup.values().forEach(ofSetup -> out.append(' ')
                 .append(ms(median(ofSetup.stream().map(r -> p99(r.samples())).toList()))).append(" |"));
         out.append("\n| steady from |");
-        p99s.values().forEach(p -> out.append(' ').append(steady(steadyFrom(p))).append(" |"));
+        double level = steadyLevel(List.copyOf(p99s.values()));
+        p99s.values().forEach(p -> out.append(' ').append(steady(steadyFrom(p, level))).append(" |"));
         return out.append('\n').toString();
     }
 
@@ -483,24 +485,29 @@ final class RestartWindow {
     }
 
     /**
-     * The first window from which every window's p99 stays within 1.5 times the median p99 of the last three windows
-     * plus 50 ms: when the restart's backlog has drained. -1 when the p99s are unknown.
+     * The steady level of a cell: the lowest, over its runs, of the median p99 of their last three windows. A run
+     * whose backlog never drained ends far above it; taking each run's own tail would call that run steady.
      */
-    static int steadyFrom(List<Double> p99s) {
-        List<Double> last = p99s.subList(Math.max(0, p99s.size() - 3), p99s.size());
-        double bound = 1.5 * median(last) + 50;
-        if (Double.isNaN(bound)) {
-            return -1;
-        }
+    static double steadyLevel(List<List<Double>> p99sOfEachRun) {
+        return p99sOfEachRun.stream().map(p -> median(p.subList(Math.max(0, p.size() - 3), p.size())))
+                .filter(v -> !Double.isNaN(v)).min(Double::compare).orElse(Double.NaN);
+    }
+
+    /**
+     * The first window from which every window's p99 stays within 1.5 times the steady level plus 50 ms: when the
+     * restart's backlog has drained. -1 when it never does within the window, or the p99s are unknown.
+     */
+    static int steadyFrom(List<Double> p99s, double level) {
+        double bound = 1.5 * level + 50;
         int from = p99s.size();
-        while (from > 0 && !(p99s.get(from - 1) > bound)) {
+        while (from > 0 && p99s.get(from - 1) <= bound) {
             from--;
         }
-        return from;
+        return Double.isNaN(bound) || from == p99s.size() ? -1 : from;
     }
 
     private static String steady(int window) {
-        return window < 0 ? "–" : window * WINDOW_SECONDS + " s";
+        return window < 0 ? "not within the window" : window * WINDOW_SECONDS + " s";
     }
 
     private static double p99(List<Sample> samples) {

@@ -17,13 +17,18 @@ class RestartWindowTest {
     }
 
     @Test
-    void steadyStateStartsAfterTheLastWindowAboveOneAndAHalfTimesTheTailPlus50Ms() {
-        // tail median 60 ms: bound 140 ms; the 200 ms of window 3 is the last above it
-        assertThat(RestartWindow.steadyFrom(List.of(5000.0, 900.0, 100.0, 200.0, 130.0, 60.0, 50.0, 70.0))).isEqualTo(4);
-        assertThat(RestartWindow.steadyFrom(List.of(80.0, 60.0, 50.0, 70.0))).isZero();
+    void steadyStateStartsAfterTheLastWindowAboveOneAndAHalfTimesTheCellsBestTailPlus50Ms() {
+        List<Double> drained = List.of(5000.0, 900.0, 100.0, 200.0, 130.0, 60.0, 50.0, 70.0);
+        List<Double> neverDrained = List.of(14_000.0, 19_000.0, 23_000.0, 20_000.0, 16_000.0);
+        double level = RestartWindow.steadyLevel(List.of(drained, neverDrained));
+        assertThat(level).as("the lowest tail median of the cell's runs").isEqualTo(60.0);
+        // bound 140 ms: the 200 ms of window 3 is the last above it
+        assertThat(RestartWindow.steadyFrom(drained, level)).isEqualTo(4);
+        assertThat(RestartWindow.steadyFrom(neverDrained, level)).as("a backlog that never drained").isEqualTo(-1);
+        assertThat(RestartWindow.steadyFrom(List.of(80.0, 60.0, 50.0, 70.0), level)).isZero();
         // a late spike counts: the backlog had not drained for good
-        assertThat(RestartWindow.steadyFrom(List.of(80.0, 60.0, 50.0, 70.0, 900.0, 60.0, 60.0, 60.0))).isEqualTo(5);
-        assertThat(RestartWindow.steadyFrom(List.of(Double.NaN, Double.NaN))).isEqualTo(-1);
+        assertThat(RestartWindow.steadyFrom(List.of(80.0, 60.0, 50.0, 70.0, 900.0, 60.0, 60.0, 60.0), level)).isEqualTo(5);
+        assertThat(RestartWindow.steadyFrom(List.of(Double.NaN, Double.NaN), Double.NaN)).isEqualTo(-1);
     }
 
     @Test

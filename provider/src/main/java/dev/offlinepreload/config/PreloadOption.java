@@ -43,7 +43,7 @@ public enum PreloadOption {
                     + "while it serves requests."),
     ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
             "Let live requests go first: a pass plans and loads while the node is quiet (no request using sessions at "
-                    + "work for 1 s, or 10 s before the pass has seen one) and stops while any is at work; after five "
+                    + "work for 1 s; before the pass has seen one, for 2 s after every node has started, or 10 s) and stops while any is at work; after five "
                     + "minutes without a quiet second it keeps one worker 2% of the time, so every load finishes. "
                     + "false = always every worker."),
     HOT_WINDOW_SECONDS("hot-window-seconds", "int", "3600",
