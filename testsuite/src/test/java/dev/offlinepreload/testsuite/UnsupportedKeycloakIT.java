@@ -53,9 +53,11 @@ class UnsupportedKeycloakIT {
                             .contains("WARN")
                             .contains("this is Keycloak " + VERSION + " and this jar supports Keycloak 26.4.x, 26.5.x, 26.6.x and 26.7.x")
                             .contains("install the release of this provider that supports Keycloak 26.3"));
+            // JGroups' transport may log an ERROR while stock Keycloak's nodes form the cluster ("failed sending
+            // message to node2: Socket is closed", seen once in CI): not this jar's, which is not even loaded.
             assertThat(node.log().lines()).as(node.name())
                     .noneMatch(l -> l.contains("Offline session preloader active"))
-                    .noneMatch(l -> l.contains("ERROR"));
+                    .noneMatch(l -> l.contains("ERROR") && !l.contains("[org.jgroups."));
         }
     }
 
