@@ -27,13 +27,17 @@ import dev.offlinepreload.testsuite.keycloak.TestRealm;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * adaptive-load and the hot tier at their defaults, as behaviours: the sessions refreshed recently (the real offline
  * tokens; the seeded ones were last refreshed over the past week) are cached first, long before the load is done;
  * while the node loads, real token refreshes at work on it bring the load limit below what it is with no request at
  * work; when they stop, it goes back up; the load completes.
+ * <p>
+ * Runs alone: the limit reacts to the node's CPU, which another class's cluster would take.
  */
+@Isolated
 class LoadControlIT {
 
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";

@@ -27,6 +27,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.keycloak.admin.client.Keycloak;
 
 /**
@@ -42,7 +43,11 @@ import org.keycloak.admin.client.Keycloak;
  * The delayed existence check is set to 600 s, so only the immediate guard can keep them out. Then every revoked
  * token is refused on every node, right after the loads and again later, and the logs show the batches that read
  * revoked sessions during the gap.
+ * <p>
+ * Runs alone: the revocations must land within the first seconds of the loads, a timing another class's cluster on
+ * the same CPUs would blur.
  */
+@Isolated
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RevocationRaceIT {
 
