@@ -13,7 +13,7 @@ import java.util.concurrent.TimeoutException;
 import dev.offlinepreload.config.InvalidOptionException;
 import dev.offlinepreload.keycloak.Compatibility;
 import dev.offlinepreload.keycloak.KeycloakSessionStore;
-import dev.offlinepreload.keycloak.SessionRequests;
+import dev.offlinepreload.keycloak.RequestsAtWork;
 import dev.offlinepreload.report.PreloadMetrics;
 import dev.offlinepreload.report.PreloadState;
 import dev.offlinepreload.config.PreloadConfig;
@@ -71,7 +71,7 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
     /** Completes once this node's first pass is over, or at once where this node does not preload. */
     private final CompletableFuture<Void> firstPassOver = new CompletableFuture<>();
     /** The sessions at work that use user sessions: what adaptive-load yields to. */
-    private final SessionRequests requests = new SessionRequests();
+    private final RequestsAtWork requests = new RequestsAtWork();
 
     /**
      * Build time ({@code kc.sh build}): false leaves this factory out of the built server, which is then stock Keycloak.

@@ -43,13 +43,13 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     private final boolean persistentSessions;
     private final OfflineCaches caches;
     private final SessionQueries queries;
-    private final SessionRequests requests;
+    private final RequestsAtWork requests;
     private final RemovalWatch removals = new RemovalWatch();
     private final StartedNodes started;
     private final String nodeName;
 
     private KeycloakSessionStore(KeycloakSessionFactory factory, String providerId, OfflineCaches caches, StartedNodes started,
-                                 SessionQueries queries, String nodeName, SessionRequests requests) {
+                                 SessionQueries queries, String nodeName, RequestsAtWork requests) {
         this.factory = factory;
         this.requests = requests;
         this.providerId = providerId;
@@ -69,7 +69,7 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
      * @param requests         what the factory counts of the sessions at work: the governor's signal
      */
     public static KeycloakSessionStore open(KeycloakSessionFactory factory, String providerId, Duration statementTimeout,
-                                            SessionRequests requests) {
+                                            RequestsAtWork requests) {
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
             InfinispanConnectionProvider infinispan = session.getProvider(InfinispanConnectionProvider.class);
             OfflineCaches caches = OfflineCaches.of(

@@ -9,7 +9,7 @@ import jakarta.ws.rs.ext.Provider;
 
 /**
  * Sees every request to Keycloak's HTTP endpoints as it arrives, before Keycloak matches it to a resource or opens a
- * session for it, and again once its response is ready: adaptive-load's signal ({@link SessionRequests}). On a node
+ * session for it, and again once its response is ready: adaptive-load's signal ({@link RequestsAtWork}). On a node
  * that has just started, a token refresh takes a second or more from its arrival to its first use of the user-session
  * provider; counted here, the load stops within a governor tick of the first request. Health and metrics are served on
  * the management interface, outside JAX-RS, so probes and scrapes are not counted. Keycloak (24 and later) registers
@@ -25,7 +25,7 @@ public class RequestArrivals implements ContainerRequestFilter, ContainerRespons
     @Override
     public void filter(ContainerRequestContext request) {
         request.setProperty(COUNTED, Boolean.TRUE);
-        SessionRequests.arrived();
+        RequestsAtWork.arrived();
     }
 
     @Override
@@ -33,7 +33,7 @@ public class RequestArrivals implements ContainerRequestFilter, ContainerRespons
         // Once per request, whatever filters or error handling ran in between.
         if (request.getProperty(COUNTED) != null) {
             request.removeProperty(COUNTED);
-            SessionRequests.finished();
+            RequestsAtWork.finished();
         }
     }
 }

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class RequestArrivalsTest {
 
     private final RequestArrivals filter = new RequestArrivals();
-    private final SessionRequests requests = new SessionRequests();
+    private final RequestsAtWork requests = new RequestsAtWork();
 
     /** A request context that only keeps its properties, as JAX-RS does for one request. */
     private static ContainerRequestContext request() {

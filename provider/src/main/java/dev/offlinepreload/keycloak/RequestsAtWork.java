@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * The counts are the JVM's (one Keycloak node per JVM); the filter that feeds them is created by Keycloak's HTTP layer,
  * not by this provider's factory.
  */
-public final class SessionRequests {
+public final class RequestsAtWork {
 
     private static final AtomicInteger IN_FLIGHT = new AtomicInteger();
     private static final AtomicLong BEGUN = new AtomicLong();
