@@ -13,16 +13,22 @@ import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Seeded;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.db.Sql;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
+import dev.offlinepreload.testsuite.keycloak.OidcClient;
+import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
+import dev.offlinepreload.testsuite.keycloak.TestRealm;
+import dev.offlinepreload.testsuite.keycloak.TokenMinter;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.keycloak.admin.client.Keycloak;
 
 /**
  * The benchmark's data seeder writes exactly the shape it is asked for, and Keycloak reads what it wrote: every valid
- * clone loads, the corrupt ones are skipped, the expired ones are never planned.
+ * clone loads, the corrupt ones are skipped, the expired ones are never planned; and offline tokens minted for seeded
+ * sessions with the realm's keys refresh and read as real ones, and are refused as real ones are.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SeederIT {
@@ -118,6 +124,36 @@ class SeederIT {
         assertThat((long) metrics.value("keycloak_offline_preload_client_sessions_total"))
                 .isEqualTo(2L * 2 * seeded.valid() + templates);
         assertThat(metrics.entries("offlineSessions")).isEqualTo(2L * seeded.valid() + templates);
+    }
+
+    @Test
+    @Order(3)
+    void mintedOfflineTokensOfSeededSessionsRefreshAndReadAsRealOnes() {
+        OidcClient app = new OidcClient(cluster.node(1), first.name(), "app-1");
+        TokenResponse template = app.offlineLogin(TestRealm.username(1), "password");
+        assertThat(template.status()).as("%s", template).isEqualTo(200);
+        TokenMinter minter = new TokenMinter(cluster, first.name(), template);
+        List<String> ids = Sql.column(cluster, "SELECT user_session_id FROM offline_user_session WHERE offline_flag = '1'"
+                + " AND realm_id = '" + first.id() + "' AND data <> '{\"corrupt' AND last_session_refresh >= "
+                + (System.currentTimeMillis() / 1000 - SeedShape.OFFLINE_IDLE_TIMEOUT_SECONDS + 3600)
+                + " AND user_session_id NOT IN (" + quoted(first.templateSessionIds()) + ") ORDER BY user_session_id LIMIT 20");
+        List<TokenMinter.Minted> minted = minter.mint(cluster, first.name(), ids);
+        for (TokenMinter.Minted tokens : minted) {
+            TokenResponse refreshed = app.refresh(tokens.refreshToken());
+            assertThat(refreshed.status()).as("refresh of seeded session %s: %s", tokens.sessionId(), refreshed).isEqualTo(200);
+            assertThat(refreshed.sessionId()).isEqualTo(tokens.sessionId());
+            assertThat(app.userinfo(tokens.accessToken())).as("userinfo of seeded session %s", tokens.sessionId()).isEqualTo(200);
+        }
+        // Keycloak checks them as its own: a wrong signature, and a session that is gone, are refused.
+        String forged = minted.get(0).refreshToken();
+        forged = forged.substring(0, forged.lastIndexOf('.') + 1) + "AAAA" + forged.substring(forged.lastIndexOf('.') + 5);
+        assertThat(app.refresh(forged).status()).as("a token with another signature").isEqualTo(400);
+        TokenMinter.Minted gone = minted.get(1);
+        try (Keycloak admin = TestRealm.admin(cluster.node(1))) {
+            admin.realm(first.name()).deleteSession(gone.sessionId(), true);
+        }
+        assertThat(app.refresh(gone.refreshToken()).status()).as("refresh of a deleted session").isEqualTo(400);
+        assertThat(app.userinfo(gone.accessToken())).as("userinfo of a deleted session").isEqualTo(401);
     }
 
     private static long count(String sql) {
