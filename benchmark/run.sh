@@ -14,10 +14,12 @@
 #          --phases=window (only when named): the restart window, 3 nodes restarted together, then an open-model
 #          load at each of --window-rates=40 requests/s over --window-tokens=2000 real offline tokens for
 #          --window-seconds=120, the database holding --window-sessions=300000, in each of --window-modes=persistent,volatile
-#          and --window-mixes=refresh,read-heavy; stock 26.7.4, this provider at its defaults, with adaptive-load=false,
+#          and --window-mixes=refresh,read-heavy, with each of --window-spread=few,most (few: the requests cycle over
+#          the real tokens; most: each request goes to another seeded session drawn at random from all, with offline
+#          tokens minted with the realm's keys); stock 26.7.4, this provider at its defaults, with adaptive-load=false,
 #          and with adaptive-load=false at max-sessions-per-second=--window-cap=2000 (--window-setups=stock,defaults,
 #          uncapped,fixed; also off: the jar with preloading=false), each window --window-repeat=1 times. Per cell
-#          (mode, mix, rate): p50/p99/max/errors per 10 s window, steady state, loads, database CPU and statements, and a
+#          (mode, mix, rate, spread): p50/p99/max/errors per 10 s window, steady state, loads, database CPU and statements, and a
 #          chart (p99 per window, loaders' rate) in restart-window/ in the results folder, written as each cell ends; a
 #          rerun with the same settings keeps the cells already there (delete one to measure it again), and
 #          restart-window.md gathers them all

@@ -31,9 +31,11 @@ import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
 import dev.offlinepreload.testsuite.db.OfflineSessionSeeder.Realm;
 import dev.offlinepreload.testsuite.db.SeedShape;
+import dev.offlinepreload.testsuite.db.Sql;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import dev.offlinepreload.testsuite.keycloak.OidcClient;
 import dev.offlinepreload.testsuite.keycloak.TestRealm;
+import dev.offlinepreload.testsuite.keycloak.TokenMinter;
 import org.keycloak.admin.client.Keycloak;
 import org.keycloak.representations.idm.RealmRepresentation;
 import org.knowm.xchart.BitmapEncoder;
@@ -43,8 +45,10 @@ import org.knowm.xchart.XYChartBuilder;
 /**
  * Phase {@code window}, the restart window: 3 nodes restarted together, then, from the moment all are ready, an
  * open-model load of token refreshes (each request starts on its schedule, whatever the others do, and its latency
- * counts from that scheduled start: no coordinated omission), spread round-robin over the nodes and over real offline
- * tokens: in the mix {@code refresh} token refreshes only; in the mix {@code read-heavy} three of four requests are
+ * counts from that scheduled start: no coordinated omission), spread round-robin over the nodes and, in spread
+ * {@code few}, over real offline tokens (a few percent of the sessions), in spread {@code most} each to another seeded
+ * session drawn at random from all (offline tokens minted with the realm's keys, {@link TokenMinter}; no session twice
+ * in a cell, so none is among the recently refreshed that the provider loads first): in the mix {@code refresh} token refreshes only; in the mix {@code read-heavy} three of four requests are
  * userinfo calls with an offline session's access token (a read-only lookup of the session, which a cache hit serves
  * without the database in either session mode) and the fourth a refresh. Per 10-second window: p50, p99, max and
  * errors, for each of {@code --window-setups} (stock Keycloak 26.7.4,
@@ -56,7 +60,7 @@ import org.knowm.xchart.XYChartBuilder;
  * With {@code --window-repeat} above 1, stock's and the provider's windows alternate, repeat by repeat (each cluster's
  * nodes stopped while the other is measured), and a second table gives each setup's median p99 per window.
  *
- * <p>A cell (mode, mix, rate) is written to {@code restart-window/<cell>.md} with its chart ({@code <cell>.png}: p99
+ * <p>A cell (mode, mix, rate, spread) is written to {@code restart-window/<cell>.md} with its chart ({@code <cell>.png}: p99
  * per window for every setup, and the loaders' rate) as soon as it is measured; a later run with the same settings
  * keeps a cell that is already there, so the matrix can fill over several runs. {@code restart-window.md} gathers
  * every cell of the matrix that has been measured.
@@ -88,12 +92,22 @@ final class RestartWindow {
                        double databaseCpuSeconds, double selectsPerRequest) {
     }
 
-    /** One cell of the matrix: a mode, a traffic mix and a rate, every setup measured in it side by side. */
-    record Cell(String mode, String mix, int rate) {
+    /**
+     * One cell of the matrix: a mode, a traffic mix, a rate and a spread, every setup measured in it side by side.
+     * Spread {@code few}: the requests cycle over the real offline tokens; {@code most}: each request goes to a different
+     * seeded session, drawn at random from all of them.
+     */
+    record Cell(String mode, String mix, int rate, String spread) {
         String name() {
-            return mode + "-" + mix + "-" + rate + "rps";
+            return mode + "-" + mix + "-" + rate + "rps" + (spread.equals(MOST) ? "-most" : "");
+        }
+
+        boolean everyRequestAnotherSession() {
+            return spread.equals(MOST);
         }
     }
+
+    private static final String MOST = "most";
 
     private static final String VOLATILE = "--features-disabled=persistent-user-sessions";
 
@@ -113,7 +127,9 @@ final class RestartWindow {
         List<Cell> matrix = new ArrayList<>();
         for (String mode : settings.windowModes()) {
             for (String mix : settings.windowMixes()) {
-                settings.windowRates().forEach(rate -> matrix.add(new Cell(mode, mix, rate)));
+                for (int rate : settings.windowRates()) {
+                    settings.windowSpreads().forEach(spread -> matrix.add(new Cell(mode, mix, rate, spread)));
+                }
             }
         }
         for (String mode : settings.windowModes()) {
@@ -174,19 +190,42 @@ final class RestartWindow {
         }
     }
 
-    /** A seeded cluster between its windows: its nodes stopped, the tokens and the next window's access tokens at hand. */
+    /**
+     * A seeded cluster between its windows: its nodes stopped, the tokens and the next window's access tokens at hand,
+     * and the seeded sessions in a random order, each window of spread {@code most} taking the next ones.
+     */
     private static final class Prepared {
         final String setup;
         final KeycloakCluster cluster;
         final Database db;
         final List<String> tokens;
+        final TokenMinter minter;
+        final List<String> sessions;
+        int nextSession;
         List<String> access = List.of();
 
-        Prepared(String setup, KeycloakCluster cluster, Database db, List<String> tokens) {
+        Prepared(String setup, KeycloakCluster cluster, Database db, List<String> tokens, TokenMinter minter,
+                 List<String> sessions) {
             this.setup = setup;
             this.cluster = cluster;
             this.db = db;
             this.tokens = tokens;
+            this.minter = minter;
+            this.sessions = sessions;
+        }
+
+        /**
+         * Tokens of {@code count} sessions no window has used: a session refreshed in one window would be among the
+         * recently refreshed in the next, which the provider loads first.
+         */
+        List<TokenMinter.Minted> mintForNextWindow(int count) {
+            if (nextSession + count > sessions.size()) {
+                throw new IllegalStateException("the " + sessions.size() + " seeded sessions are used up after "
+                        + nextSession + "; raise --window-sessions or lower --window-repeat");
+            }
+            List<String> ids = sessions.subList(nextSession, nextSession + count);
+            nextSession += count;
+            return minter.mint(cluster, REALM, ids);
         }
 
         KeycloakCluster cluster() {
@@ -220,7 +259,17 @@ final class RestartWindow {
                 realm.setAccessTokenLifespan(3600);
                 admin.realm(REALM).update(realm);
             }
-            Prepared prepared = new Prepared(setup, cluster, new Database(cluster), tokens);
+            // The template of the minted tokens: a real login, after the lifespan above, so its access token's too.
+            OidcClient.TokenResponse template = new OidcClient(cluster.node(1), REALM, CLIENT)
+                    .offlineLogin(TestRealm.username(1), "password");
+            if (template.status() != 200) {
+                throw new IllegalStateException("template login failed: " + template);
+            }
+            List<String> sessions = Sql.column(cluster, "SELECT s.user_session_id FROM offline_user_session s JOIN realm r"
+                    + " ON r.id = s.realm_id WHERE r.name = '" + REALM + "' AND s.offline_flag = '1'"
+                    + " ORDER BY md5(s.user_session_id)");
+            Prepared prepared = new Prepared(setup, cluster, new Database(cluster), tokens,
+                    new TokenMinter(cluster, REALM, template), sessions);
             // One untimed restart first: a cluster's first restart after seeding ran measurably slower than its later
             // ones (2026-11-26: stock's p99 in 10-20 s 12.2 s, then 6.8 s), and would count against whichever setup
             // happens to come first.
@@ -295,6 +344,13 @@ final class RestartWindow {
         Database db = prepared.db;
         List<String> tokens = prepared.tokens;
         List<String> access = prepared.access;
+        if (cell.everyRequestAnotherSession()) {
+            List<TokenMinter.Minted> minted = prepared.mintForNextWindow(perSecond * seconds);
+            tokens = minted.stream().map(TokenMinter.Minted::refreshToken).toList();
+            access = minted.stream().map(TokenMinter.Minted::accessToken).toList();
+        }
+        List<String> refreshTokens = tokens;
+        List<String> accessTokens = access;
         db.settle(); // the traffic of the window before left dead tuples and dirty pages behind
         cluster.restartAll();
         db.resetStatements();
@@ -314,8 +370,8 @@ final class RestartWindow {
             schedule.schedule(() -> callers.submit(() -> {
                 long due = ready + dueNanos;
                 KeycloakNode node = nodes.get(n % nodes.size());
-                boolean ok = readHeavy && n % 4 != 0 ? userinfo(node, access.get(n % access.size()))
-                        : refresh(node, tokens.get(n % tokens.size()));
+                boolean ok = readHeavy && n % 4 != 0 ? userinfo(node, accessTokens.get(n % accessTokens.size()))
+                        : refresh(node, refreshTokens.get(n % refreshTokens.size()));
                 samples.add(new Sample(dueNanos / 1e6, (System.nanoTime() - due) / 1e6, !ok));
             }), dueNanos, TimeUnit.NANOSECONDS);
         }
@@ -383,9 +439,12 @@ final class RestartWindow {
     /** The table: one row per 10-s window, p50 / p99 / max (ms) and errors per setup, side by side. */
     String table(List<Run> runs) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "Restart window: %d nodes, %d sessions, %d real offline tokens, %d requests/s "
+        String spread = cell.everyRequestAnotherSession()
+                ? "each request to another seeded session, drawn at random from all (tokens minted with the realm's keys)"
+                : String.format(Locale.ROOT, "the requests cycling over %d real offline tokens", settings.windowTokens());
+        out.append(String.format(Locale.ROOT, "Restart window: %d nodes, %d sessions, %s, %d requests/s "
                 + "for %d s from ready (open model: latency from each request's scheduled start)%n%n",
-                RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), cell.rate(), seconds));
+                RefreshLatency.NODES, settings.windowSessions(), spread, cell.rate(), seconds));
         out.append("| window after ready |");
         runs.forEach(r -> out.append(' ').append(r.setup()).append(": p50 / p99 / max ms, errors |"));
         out.append("\n|---|").append("---|".repeat(runs.size())).append('\n');
@@ -546,7 +605,8 @@ final class RestartWindow {
             Files.createDirectories(cells);
             chart(bySetup, file(cell, ".png"));
             Files.writeString(file(cell, ".md"), settingsLine() + "\n### " + cell.mode() + " sessions, " + cell.mix() + ", "
-                    + cell.rate() + " requests/s (measured " + LocalDate.now() + ")\n\n" + tables + "\n![" + cell.name()
+                    + cell.rate() + " requests/s" + (cell.everyRequestAnotherSession() ? ", each to another session" : "")
+                    + " (measured " + LocalDate.now() + ")\n\n" + tables + "\n![" + cell.name()
                     + "](" + cell.name() + ".png)\n");
         } catch (IOException e) {
             throw new IllegalStateException(e);

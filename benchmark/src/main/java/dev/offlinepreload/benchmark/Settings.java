@@ -24,7 +24,9 @@ import java.util.Map;
  * (default 120), in each of {@code --window-modes} (default persistent,volatile), for each of {@code --window-setups}
  * (default stock,defaults,uncapped,fixed, the last at max-sessions-per-second={@code --window-cap}, default 2,000,
  * with adaptive-load=false; also {@code off}: the jar installed with preloading=false), with each of
- * {@code --window-mixes} (default refresh,read-heavy), each window {@code --window-repeat} times (default 1), the
+ * {@code --window-mixes} (default refresh,read-heavy), with each of {@code --window-spread} (default few,most:
+ * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
+ * drawn at random from them all, with tokens minted with the realm's keys), each window {@code --window-repeat} times (default 1), the
  * provider's setups alternating on one cluster; a cell already measured with the same settings is kept, not rerun). With {@code ours}, {@code --other-minors} (default: the older Keycloak
  * minors the testsuite runs on, e.g. 26.5.6; empty for none) adds the largest size at the defaults and with
  * adaptive-load=false on a node of each of those Keycloak versions, in the same run.
@@ -34,8 +36,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
                 List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
                 int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
-                List<String> windowSetups, List<String> windowMixes, int windowRepeat, int windowCap,
-                List<String> otherMinors) {
+                List<String> windowSetups, List<String> windowMixes, List<String> windowSpreads, int windowRepeat,
+                int windowCap, List<String> otherMinors) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -72,6 +74,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("window-modes", "persistent,volatile");
         options.put("window-setups", "stock,defaults,uncapped,fixed");
         options.put("window-mixes", "refresh,read-heavy");
+        options.put("window-spread", "few,most");
         options.put("window-repeat", "1");
         options.put("window-cap", Integer.toString(RefreshLatency.RATE_CAP));
         // The older Keycloak minors the testsuite runs on (root pom): this provider's defaults load there too.
@@ -101,9 +104,18 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("window-tokens")), ints(options.get("window-rates")),
                 Integer.parseInt(options.get("window-seconds")), List.of(options.get("window-modes").split(",")),
                 List.of(options.get("window-setups").split(",")), List.of(options.get("window-mixes").split(",")),
-                Integer.parseInt(options.get("window-repeat")), Integer.parseInt(options.get("window-cap")),
+                spreads(options.get("window-spread")), Integer.parseInt(options.get("window-repeat")), Integer.parseInt(options.get("window-cap")),
                 Arrays.stream(options.get("other-minors").split(","))
                 .map(String::trim).filter(v -> !v.isEmpty()).toList());
+    }
+
+    /** The restart window's spreads of requests over sessions: {@code few} and {@code most}. */
+    private static List<String> spreads(String csv) {
+        List<String> spreads = List.of(csv.split(","));
+        spreads.stream().filter(v -> !v.equals("few") && !v.equals("most")).findFirst().ifPresent(v -> {
+            throw new IllegalArgumentException("Unknown --window-spread value '" + v + "'; known: few, most");
+        });
+        return spreads;
     }
 
     private static List<Integer> ints(String csv) {

@@ -53,4 +53,12 @@ class SettingsTest {
         assertThat(two.windowRates()).containsExactly(20, 120);
         assertThat(two.windowCap()).isEqualTo(5000);
     }
+
+    @Test
+    void theWindowSpreadsAreFewAndMostByDefaultAndNothingElse() {
+        assertThat(Settings.parse(new String[0]).windowSpreads()).containsExactly("few", "most");
+        assertThat(Settings.parse(new String[] {"--window-spread=most"}).windowSpreads()).containsExactly("most");
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-spread=all"}))
+                .hasMessageContaining("'all'").hasMessageContaining("few, most");
+    }
 }
