@@ -32,15 +32,17 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.testcontainers.lifecycle.Startables;
 
 /**
- * The indexes on a table of a million offline sessions (PostgreSQL, 2 nodes): too large to index at startup, so one
- * node builds them concurrently in the background while both serve refreshes and logins; the expiration queries'
- * plans use them afterwards; a build killed with its node leaves an INVALID index that the next start rebuilds; and
- * with the online build switched off the node only logs the SQL, which works while writes go on.
+ * The indexes on a table of 400,000 offline sessions (PostgreSQL, 2 nodes): above Keycloak's index-creation threshold
+ * (300,000), too large to index at startup, so one node builds them concurrently in the background while both serve
+ * refreshes and logins; the expiration queries' plans use them afterwards; a build killed with its node leaves an
+ * INVALID index that the next start rebuilds; and with the online build switched off the node only logs the SQL, which
+ * works while writes go on. An open writer's transaction, not the table's size, holds a build under way where a test
+ * needs one.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class IndexIT {
 
-    private static final int SESSIONS = 1_000_000;
+    private static final int SESSIONS = 400_000;
     private static final int USERS = 100;
     private static final String REALM = "big";
     private static final String CLIENT = "app-1";
