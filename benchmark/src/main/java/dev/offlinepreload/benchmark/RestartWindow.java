@@ -626,8 +626,10 @@ final class RestartWindow {
         XYChart latency = new XYChartBuilder().width(1000).height(420).title(cell.name() + ": p99 per 10-s window")
                 .xAxisTitle("seconds after every node was ready").yAxisTitle("p99 (ms)").build();
         latency.getStyler().setYAxisLogarithmic(true);
+        latency.getStyler().setYAxisDecimalPattern("#,##0");
         XYChart loaders = new XYChartBuilder().width(1000).height(300).title("loaders' rate")
                 .xAxisTitle("seconds after every node was ready").yAxisTitle("sessions/s, all nodes").build();
+        loaders.getStyler().setYAxisDecimalPattern("#,##0");
         bySetup.forEach((setup, ofSetup) -> {
             latency.addSeries(setup, x, medianP99s(ofSetup).stream().mapToDouble(v -> Double.isNaN(v) ? 1 : Math.max(1, v)).toArray());
             if (!ofSetup.get(0).loaded().isEmpty() && !setup.startsWith(RefreshLatency.STOCK)) {
