@@ -39,11 +39,7 @@ import org.testcontainers.lifecycle.Startables;
  * token refused on every node and every other one refreshed without a cache miss; bad rows skipped by id; a node paused past failure
  * detection merges back and a node killed mid-load returns, each with exact counts again; a bad option value is
  * named and the node keeps serving.
- * <p>
- * The longest cluster test in every minor's execution, so it starts first ({@code @Order(1)}): two classes run at a
- * time, and the others fill the second slot meanwhile.
  */
-@Order(1)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterRestartIT {
 
