@@ -48,9 +48,10 @@ import org.knowm.xchart.XYChartBuilder;
  * counts from that scheduled start: no coordinated omission), spread round-robin over the nodes and, in spread
  * {@code few}, over real offline tokens (a few percent of the sessions), in spread {@code most} each to another seeded
  * session drawn at random from all (offline tokens minted with the realm's keys, {@link TokenMinter}; no session twice
- * in a cell, so none is among the recently refreshed that the provider loads first): in the mix {@code refresh} token refreshes only; in the mix {@code read-heavy} three of four requests are
- * userinfo calls with an offline session's access token (a read-only lookup of the session, which a cache hit serves
- * without the database in either session mode) and the fourth a refresh. Per 10-second window: p50, p99, max and
+ * in a cell, so none is among the recently refreshed that the provider loads first): in the mix {@code refresh}
+ * token refreshes only; in the mix {@code read-heavy} three of four requests are userinfo calls with an offline
+ * session's access token (a read-only lookup of the session, which a cache hit serves without the database in either
+ * session mode) and the fourth a refresh. Per 10-second window: p50, p99, max and
  * errors, for each of {@code --window-setups} (stock Keycloak 26.7.4,
  * this provider at its defaults, with adaptive-load=false, with adaptive-load=false under a fixed
  * max-sessions-per-second, and installed with preloading=false) side by side, in each of {@code --window-modes}
@@ -60,8 +61,8 @@ import org.knowm.xchart.XYChartBuilder;
  * With {@code --window-repeat} above 1, stock's and the provider's windows alternate, repeat by repeat (each cluster's
  * nodes stopped while the other is measured), and a second table gives each setup's median p99 per window.
  *
- * <p>A cell (mode, mix, rate, spread) is written to {@code restart-window/<cell>.md} with its chart ({@code <cell>.png}: p99
- * per window for every setup, and the loaders' rate) as soon as it is measured; a later run with the same settings
+ * <p>A cell (mode, mix, rate, spread) is written to {@code restart-window/<cell>.md} with its chart
+ * ({@code <cell>.png}: p99 per window for every setup, and the loaders' rate) as soon as it is measured; a later run with the same settings
  * keeps a cell that is already there, so the matrix can fill over several runs. {@code restart-window.md} gathers
  * every cell of the matrix that has been measured.
  */

@@ -26,8 +26,8 @@ import java.util.Map;
  * with adaptive-load=false; also {@code off}: the jar installed with preloading=false), with each of
  * {@code --window-mixes} (default refresh,read-heavy), with each of {@code --window-spread} (default few,most:
  * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
- * drawn at random from them all, with tokens minted with the realm's keys), each window {@code --window-repeat} times (default 1), the
- * provider's setups alternating on one cluster; a cell already measured with the same settings is kept, not rerun). With {@code ours}, {@code --other-minors} (default: the older Keycloak
+ * drawn at random from them all, with tokens minted with the realm's keys), each window {@code --window-repeat}
+ * times (default 1), the provider's setups alternating on one cluster; a cell already measured with the same settings is kept, not rerun). With {@code ours}, {@code --other-minors} (default: the older Keycloak
  * minors the testsuite runs on, e.g. 26.5.6; empty for none) adds the largest size at the defaults and with
  * adaptive-load=false on a node of each of those Keycloak versions, in the same run.
  */
@@ -104,7 +104,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("window-tokens")), ints(options.get("window-rates")),
                 Integer.parseInt(options.get("window-seconds")), List.of(options.get("window-modes").split(",")),
                 List.of(options.get("window-setups").split(",")), List.of(options.get("window-mixes").split(",")),
-                spreads(options.get("window-spread")), Integer.parseInt(options.get("window-repeat")), Integer.parseInt(options.get("window-cap")),
+                spreads(options.get("window-spread")), Integer.parseInt(options.get("window-repeat")),
+                Integer.parseInt(options.get("window-cap")),
                 Arrays.stream(options.get("other-minors").split(","))
                 .map(String::trim).filter(v -> !v.isEmpty()).toList());
     }

@@ -97,23 +97,23 @@ public final class TokenMinter {
     /** Tokens of offline session {@code sessionId} of user {@code userId}. */
     public Minted mint(String sessionId, String userId) {
         long now = Instant.now().getEpochSecond();
-        ObjectNode refresh = refreshTemplate.claims.deepCopy();
-        swap(refresh, sessionId, userId, now, refreshTemplate);
-        ObjectNode access = accessTemplate.claims.deepCopy();
-        swap(access, sessionId, userId, now, accessTemplate);
-        return new Minted(sessionId, sign(refreshTemplate.encodedHeader, refresh, this::hmac),
-                sign(accessTemplate.encodedHeader, access, this::rsa));
+        return new Minted(sessionId,
+                sign(refreshTemplate.encodedHeader, swap(refreshTemplate, sessionId, userId, now), this::hmac),
+                sign(accessTemplate.encodedHeader, swap(accessTemplate, sessionId, userId, now), this::rsa));
     }
 
-    /** The session, the user, a fresh id; issued now, expiring (if the template did) as long after as it did. */
-    private static void swap(ObjectNode claims, String sessionId, String userId, long now, Jwt template) {
+    /**
+     * The template's claims with the session, the user and a fresh id; issued now, expiring (if the template did) as
+     * long after as it did.
+     */
+    private static ObjectNode swap(Jwt template, String sessionId, String userId, long now) {
+        ObjectNode claims = template.claims.deepCopy();
         claims.put("sid", sessionId);
         claims.put("sub", userId);
         claims.put("jti", UUID.randomUUID().toString());
-        long issued = template.claims.path("iat").asLong();
         claims.put("iat", now);
         if (template.claims.has("exp")) {
-            claims.put("exp", now + template.claims.path("exp").asLong() - issued);
+            claims.put("exp", now + template.claims.path("exp").asLong() - template.claims.path("iat").asLong());
         }
         if (template.claims.has("auth_time")) {
             claims.put("auth_time", now);
@@ -121,6 +121,7 @@ public final class TokenMinter {
         if (template.claims.has("session_state")) {
             claims.put("session_state", sessionId);
         }
+        return claims;
     }
 
     private interface Signer {
