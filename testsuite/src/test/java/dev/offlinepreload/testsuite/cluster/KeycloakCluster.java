@@ -190,11 +190,11 @@ public final class KeycloakCluster implements AutoCloseable {
     }
 
     public void pauseDatabase() {
-        DockerClientFactory.lazyClient().pauseContainerCmd(database.getContainerId()).exec();
+        ContainerPause.pause(database.getContainerId());
     }
 
     public void unpauseDatabase() {
-        DockerClientFactory.lazyClient().unpauseContainerCmd(database.getContainerId()).exec();
+        ContainerPause.unpause(database.getContainerId());
     }
 
     /** For clean-up after a test that may have failed while the database was paused. */

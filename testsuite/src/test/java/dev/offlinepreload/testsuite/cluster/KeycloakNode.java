@@ -143,11 +143,11 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
     }
 
     public void pause() {
-        DockerClientFactory.lazyClient().pauseContainerCmd(getContainerId()).exec();
+        ContainerPause.pause(getContainerId());
     }
 
     public void unpause() {
-        DockerClientFactory.lazyClient().unpauseContainerCmd(getContainerId()).exec();
+        ContainerPause.unpause(getContainerId());
     }
 
     /** A fresh container from the same image and settings: a node restart as an orchestrator would do it. */
