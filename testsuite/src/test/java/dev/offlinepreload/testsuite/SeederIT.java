@@ -130,9 +130,12 @@ class SeederIT {
     @Order(3)
     void mintedOfflineTokensOfSeededSessionsRefreshAndReadAsRealOnes() {
         OidcClient app = new OidcClient(cluster.node(1), first.name(), "app-1");
+        TestRealm.addResourceServer(cluster.node(1), first.name(), "app-1");
         TokenResponse template = app.offlineLogin(TestRealm.username(1), "password");
         assertThat(template.status()).as("%s", template).isEqualTo(200);
         TokenMinter minter = new TokenMinter(cluster, first.name(), template);
+        String context = jti(template.accessToken()).substring(0, jti(template.accessToken()).indexOf(':') + 1);
+        assertThat(context).as("the context prefix of Keycloak's own token id").startsWith("of");
         List<String> ids = Sql.column(cluster, "SELECT user_session_id FROM offline_user_session WHERE offline_flag = '1'"
                 + " AND realm_id = '" + first.id() + "' AND data <> '{\"corrupt' AND last_session_refresh >= "
                 + (System.currentTimeMillis() / 1000 - SeedShape.OFFLINE_IDLE_TIMEOUT_SECONDS + 3600)
@@ -143,6 +146,10 @@ class SeederIT {
             assertThat(refreshed.status()).as("refresh of seeded session %s: %s", tokens.sessionId(), refreshed).isEqualTo(200);
             assertThat(refreshed.sessionId()).isEqualTo(tokens.sessionId());
             assertThat(app.userinfo(tokens.accessToken())).as("userinfo of seeded session %s", tokens.sessionId()).isEqualTo(200);
+            TokenResponse introspected = app.introspect(tokens.accessToken(), TestRealm.RESOURCE_SERVER, TestRealm.RESOURCE_SERVER_SECRET);
+            assertThat(introspected.active()).as("introspection of seeded session %s: %s", tokens.sessionId(), introspected).isTrue();
+            // The same context as Keycloak's own token ("of...:"), so Keycloak looks among the offline sessions only.
+            assertThat(jti(tokens.accessToken())).startsWith(context);
         }
         // Keycloak checks them as its own: a wrong signature, and a session that is gone, are refused.
         String forged = minted.get(0).refreshToken();
@@ -154,6 +161,12 @@ class SeederIT {
         }
         assertThat(app.refresh(gone.refreshToken()).status()).as("refresh of a deleted session").isEqualTo(400);
         assertThat(app.userinfo(gone.accessToken())).as("userinfo of a deleted session").isEqualTo(401);
+        assertThat(app.introspect(gone.accessToken(), TestRealm.RESOURCE_SERVER, TestRealm.RESOURCE_SERVER_SECRET).active())
+                .as("introspection of a deleted session").isFalse();
+    }
+
+    private static String jti(String jwt) {
+        return TokenResponse.claims(jwt).path("jti").asText();
     }
 
     private static long count(String sql) {

@@ -126,6 +126,26 @@ public final class OidcClient {
     }
 
     /**
+     * RFC 7662 introspection of an access token, by this realm's confidential client {@code resourceServer} (client
+     * secret sent as HTTP Basic, as a resource server would): Keycloak checks the token's user session, for an offline
+     * token's access token its offline session (from the cache, or from the database on a miss), without writing.
+     *
+     * @return the answer: HTTP status and the JSON, whose {@code active} says whether the token is valid
+     */
+    public TokenResponse introspect(String accessToken, String resourceServer, String secret) {
+        Map<String, String> form = new LinkedHashMap<>();
+        form.put("token", accessToken);
+        form.put("token_type_hint", "access_token");
+        String credentials = URLEncoder.encode(resourceServer, StandardCharsets.UTF_8) + ":"
+                + URLEncoder.encode(secret, StandardCharsets.UTF_8);
+        HttpResponse<String> response = send(HttpRequest.newBuilder(endpoint("/token/introspect"))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)))
+                .POST(HttpRequest.BodyPublishers.ofString(encode(form))));
+        return answer("Introspection endpoint", response);
+    }
+
+    /**
      * RFC 7009 revocation of a refresh token: for an offline token, Keycloak ends that client's offline client
      * session, and the user session with it only if no other client has one.
      */
@@ -165,12 +185,15 @@ public final class OidcClient {
     }
 
     private TokenResponse token(Map<String, String> form) {
-        HttpResponse<String> response = post(endpoint("/token"), form);
+        return answer("Token endpoint", post(endpoint("/token"), form));
+    }
+
+    private TokenResponse answer(String endpoint, HttpResponse<String> response) {
         try {
             String answer = response.body();
             return new TokenResponse(response.statusCode(), answer.isBlank() ? JSON.missingNode() : JSON.readTree(answer));
         } catch (IOException e) {
-            throw new IllegalStateException("Token endpoint of " + node.name() + " answered no JSON: " + response.body(), e);
+            throw new IllegalStateException(endpoint + " of " + node.name() + " answered no JSON: " + response.body(), e);
         }
     }
 
@@ -220,8 +243,13 @@ public final class OidcClient {
                 .collect(Collectors.joining("&"));
     }
 
-    /** The token endpoint's answer; {@code json} holds either the tokens or the OAuth error. */
+    /** The token (or introspection) endpoint's answer; {@code json} holds the tokens (or the token's state) or the OAuth error. */
     public record TokenResponse(int status, JsonNode json) {
+
+        /** Introspection's verdict: {@code "active": true}. */
+        public boolean active() {
+            return json.path("active").asBoolean(false);
+        }
 
         public String refreshToken() {
             return json.path("refresh_token").asText(null);
@@ -241,7 +269,8 @@ public final class OidcClient {
             return claims(refreshToken()).path("sid").asText(null);
         }
 
-        private static JsonNode claims(String jwt) {
+        /** A JWT's claims, unverified. */
+        public static JsonNode claims(String jwt) {
             if (jwt == null) {
                 return JSON.missingNode();
             }

@@ -6,9 +6,12 @@ import java.util.stream.IntStream;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
+import jakarta.ws.rs.core.Response;
 import org.keycloak.admin.client.Keycloak;
+import org.keycloak.admin.client.resource.RealmResource;
 import org.keycloak.representations.idm.ClientRepresentation;
 import org.keycloak.representations.idm.CredentialRepresentation;
+import org.keycloak.representations.idm.ProtocolMapperRepresentation;
 import org.keycloak.representations.idm.RealmRepresentation;
 import org.keycloak.representations.idm.UserRepresentation;
 
@@ -20,6 +23,9 @@ public final class TestRealm {
 
     public static final String REALM = "test";
     public static final String CLIENT_ID = "mobile-app";
+    /** The confidential client of {@link #addResourceServer}, as an API that introspects the tokens it is sent. */
+    public static final String RESOURCE_SERVER = "resource-server";
+    public static final String RESOURCE_SERVER_SECRET = "resource-server-secret";
 
     private TestRealm() {
     }
@@ -75,6 +81,40 @@ public final class TestRealm {
         }).toList());
         realm.setUsers(IntStream.rangeClosed(1, users).mapToObj(i -> user(i, realmName)).toList());
         return realm;
+    }
+
+    /**
+     * Adds {@link #RESOURCE_SERVER} to a realm (confidential, with no flow of its own: it only introspects tokens) and
+     * puts it in the audience of {@code appClientId}'s access tokens, as the API the app calls: Keycloak answers an
+     * introspection only for a client in the token's audience.
+     */
+    public static void addResourceServer(KeycloakNode node, String realmName, String appClientId) {
+        ClientRepresentation client = new ClientRepresentation();
+        client.setClientId(RESOURCE_SERVER);
+        client.setPublicClient(false);
+        client.setSecret(RESOURCE_SERVER_SECRET);
+        client.setStandardFlowEnabled(false);
+        client.setDirectAccessGrantsEnabled(false);
+        ProtocolMapperRepresentation audience = new ProtocolMapperRepresentation();
+        audience.setName(RESOURCE_SERVER + " audience");
+        audience.setProtocol("openid-connect");
+        audience.setProtocolMapper("oidc-audience-mapper");
+        audience.setConfig(Map.of("included.client.audience", RESOURCE_SERVER, "access.token.claim", "true",
+                "introspection.token.claim", "true"));
+        try (Keycloak admin = admin(node)) {
+            RealmResource realm = admin.realm(realmName);
+            created(realm.clients().create(client), "client " + RESOURCE_SERVER);
+            String app = realm.clients().findByClientId(appClientId).get(0).getId();
+            created(realm.clients().get(app).getProtocolMappers().createMapper(audience), "audience mapper of " + appClientId);
+        }
+    }
+
+    private static void created(Response response, String what) {
+        try (response) {
+            if (response.getStatus() != 201) {
+                throw new IllegalStateException(what + " not created: HTTP " + response.getStatus());
+            }
+        }
     }
 
     /** Where the authorization code flow sends client {@code clientId}'s browser: never fetched, only its code read. */
