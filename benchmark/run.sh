@@ -14,7 +14,8 @@
 #          --phases=window (only when named): the restart window, 3 nodes restarted together, then an open-model
 #          load at each of --window-rates=40 requests/s over --window-tokens=2000 real offline tokens for
 #          --window-seconds=120, the database holding --window-sessions=300000, in each of --window-modes=persistent,volatile
-#          and --window-mixes=refresh,read-heavy, with each of --window-spread=few,most (few: the requests cycle over
+#          and --window-mixes=refresh,introspection (introspection: three of four requests introspect an offline
+#          session's access token as an API would; read-heavy: the same with userinfo calls), with each of --window-spread=few,most (few: the requests cycle over
 #          the real tokens; most: each request goes to another seeded session drawn at random from all, with offline
 #          tokens minted with the realm's keys); stock 26.7.4, this provider at its defaults, with adaptive-load=false,
 #          and with adaptive-load=false at max-sessions-per-second=--window-cap=2000 (--window-setups=stock,defaults,

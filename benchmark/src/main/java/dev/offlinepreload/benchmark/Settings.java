@@ -24,7 +24,8 @@ import java.util.Map;
  * (default 120), in each of {@code --window-modes} (default persistent,volatile), for each of {@code --window-setups}
  * (default stock,defaults,uncapped,fixed, the last at max-sessions-per-second={@code --window-cap}, default 2,000,
  * with adaptive-load=false; also {@code off}: the jar installed with preloading=false), with each of
- * {@code --window-mixes} (default refresh,read-heavy), with each of {@code --window-spread} (default few,most:
+ * {@code --window-mixes} (default refresh,introspection: refreshes only, or three of four requests introspecting an
+ * access token; read-heavy: the same with userinfo calls), with each of {@code --window-spread} (default few,most:
  * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
  * drawn at random from them all, with tokens minted with the realm's keys), each window {@code --window-repeat}
  * times (default 1), the provider's setups alternating on one cluster; a cell already measured with the same settings is kept, not rerun). With {@code ours}, {@code --other-minors} (default: the older Keycloak
@@ -73,7 +74,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("window-seconds", "120");
         options.put("window-modes", "persistent,volatile");
         options.put("window-setups", "stock,defaults,uncapped,fixed");
-        options.put("window-mixes", "refresh,read-heavy");
+        options.put("window-mixes", "refresh,introspection");
         options.put("window-spread", "few,most");
         options.put("window-repeat", "1");
         options.put("window-cap", Integer.toString(RefreshLatency.RATE_CAP));
@@ -103,20 +104,20 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("planning-max-count")), Integer.parseInt(options.get("window-sessions")),
                 Integer.parseInt(options.get("window-tokens")), ints(options.get("window-rates")),
                 Integer.parseInt(options.get("window-seconds")), List.of(options.get("window-modes").split(",")),
-                List.of(options.get("window-setups").split(",")), List.of(options.get("window-mixes").split(",")),
-                spreads(options.get("window-spread")), Integer.parseInt(options.get("window-repeat")),
+                List.of(options.get("window-setups").split(",")), oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
+                oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
                 Integer.parseInt(options.get("window-cap")),
                 Arrays.stream(options.get("other-minors").split(","))
                 .map(String::trim).filter(v -> !v.isEmpty()).toList());
     }
 
-    /** The restart window's spreads of requests over sessions: {@code few} and {@code most}. */
-    private static List<String> spreads(String csv) {
-        List<String> spreads = List.of(csv.split(","));
-        spreads.stream().filter(v -> !v.equals("few") && !v.equals("most")).findFirst().ifPresent(v -> {
-            throw new IllegalArgumentException("Unknown --window-spread value '" + v + "'; known: few, most");
+    /** The values of a list option that takes only {@code known} ones, in the order given. */
+    private static List<String> oneOf(String option, String csv, String... known) {
+        List<String> values = List.of(csv.split(","));
+        values.stream().filter(v -> !List.of(known).contains(v)).findFirst().ifPresent(v -> {
+            throw new IllegalArgumentException("Unknown --" + option + " value '" + v + "'; known: " + String.join(", ", known));
         });
-        return spreads;
+        return values;
     }
 
     private static List<Integer> ints(String csv) {

@@ -32,6 +32,16 @@ class RestartWindowTest {
     }
 
     @Test
+    void againstStockCountsTheWindowsWithin10PercentOr50MsAndSaysWhetherStocksOwnRunsReachedTheOthers() {
+        List<Double> stock = List.of(4000.0, 300.0, 40.0, Double.NaN);
+        List<Double> stockHighest = List.of(5100.0, 320.0, 45.0, Double.NaN);
+        // 4.4 s is 10% above 4.0 s; 89 ms is within 50 ms of 40 ms; the window without stock's figure does not count
+        assertThat(RestartWindow.againstStock(stock, stockHighest, List.of(4400.0, 200.0, 89.0, 10.0))).isEqualTo("3 of 3");
+        assertThat(RestartWindow.againstStock(stock, stockHighest, List.of(4600.0, 360.0, 20.0, 10.0)))
+                .isEqualTo("1 of 3; above: 0–10 s (one of stock's runs reached 5.1 s), 10–20 s (above every run of stock's)");
+    }
+
+    @Test
     void theLoadersRatePerWindowInterpolatesBetweenPolls() {
         List<RestartWindow.Loaded> polls = List.of(new RestartWindow.Loaded(0, 1000), new RestartWindow.Loaded(5, 1000),
                 new RestartWindow.Loaded(15, 21_000), new RestartWindow.Loaded(25, 21_000));

@@ -61,4 +61,14 @@ class SettingsTest {
         assertThatThrownBy(() -> Settings.parse(new String[] {"--window-spread=all"}))
                 .hasMessageContaining("'all'").hasMessageContaining("few, most");
     }
+
+    @Test
+    void theWindowMixesAreRefreshAndIntrospectionByDefaultAndUserinfoOnRequest() {
+        assertThat(Settings.parse(new String[0]).windowMixes()).containsExactly("refresh", "introspection");
+        assertThat(Settings.parse(new String[] {"--window-mixes=read-heavy,refresh"}).windowMixes())
+                .containsExactly("read-heavy", "refresh");
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-mixes=refresh,introspect"}))
+                .hasMessageContaining("--window-mixes").hasMessageContaining("'introspect'")
+                .hasMessageContaining("refresh, read-heavy, introspection");
+    }
 }
