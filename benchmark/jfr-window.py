@@ -1,16 +1,20 @@
 """Where a restart window's first 10 s went, from the benchmark's --jfr profiles (RestartWindow).
 
-Usage: python3 benchmark/jfr-window.py PROGRESS_LOG JFR_DIR
+Usage: python3 benchmark/jfr-window.py PROGRESS_LOG JFR_DIR [FROM TO]
 PROGRESS_LOG is the benchmark's output (its "<setup>: every node ready at HH:MM:SS" lines), JFR_DIR the results
-folder's jfr/. For each setup: the execution samples of its 3 nodes in the 10 s after every node was ready, by thread
-group (offline-preload-* are this provider's threads, with their top frame), then the JVMs' CPU, collections and
-JIT compilation time in the same 10 s. Needs the JDK's jfr tool on the PATH.
+folder's jfr/, FROM and TO the seconds after every node was ready (default 0 10). For each setup: the execution
+samples of its 3 nodes in those seconds, by thread group (offline-preload-* are this provider's threads, with their
+top frame), then the JVMs' CPU, collections and JIT compilation time in the same seconds. Needs the JDK's jfr tool
+on the PATH.
 """
 import subprocess, re, sys, glob, collections, datetime
 log, d = sys.argv[1], sys.argv[2]
+lo, hi = (float(sys.argv[3]), float(sys.argv[4])) if len(sys.argv) > 4 else (0.0, 10.0)
+span = f'{lo:g}-{hi:g} s'
 ready = {}
 for line in open(log):
-    m = re.search(r'\] (.*?): every node ready at (\d\d:\d\d:\d\d(?:\.\d+)?)', line)
+    # "<cell>, <setup>: every node ready at ..." (the cell, e.g. volatile-refresh-40rps, since the matrix of cells)
+    m = re.search(r'\] (?:[\w-]+rps[\w-]*, )?(.*?): every node ready at (\d\d:\d\d:\d\d(?:\.\d+)?)', line)
     if m:
         ready[m.group(1)] = datetime.datetime.strptime(m.group(2)[:12], '%H:%M:%S.%f' if '.' in m.group(2) else '%H:%M:%S')
 def recordings(setup):
@@ -32,16 +36,16 @@ for setup, t0 in ready.items():
             if not m or not th: continue
             ts = datetime.datetime.strptime(m.group(1)[:12], '%H:%M:%S.%f')
             dt = (ts - t0).total_seconds()
-            if 0 <= dt < 10:
+            if lo <= dt < hi:
                 tot[group(th.group(1))] += 1
                 if th.group(1).startswith('offline-preload'):
                     frames = re.findall(r'\n\s+([\w.$<>]+\([^)]*\))', ev)[:3]
                     tot['  top: ' + (frames[0] if frames else '?')] += 1
-    print('==', setup, sum(v for k, v in tot.items() if not k.startswith('  ')), 'samples in 0-10 s')
+    print('==', setup, sum(v for k, v in tot.items() if not k.startswith('  ')), 'samples in', span)
     for k, v in tot.most_common(25): print('   ', v, k)
 
 
-# The JVMs' CPU (jdk.CPULoad, a share of the machine's CPUs each second), collections and compilations in those 10 s.
+# The JVMs' CPU (jdk.CPULoad, a share of the machine's CPUs each second), collections and compilations in those seconds.
 CPUS = 2
 for setup, t0 in ready.items():
     jvm = 0.0; n = 0; gc = 0.0; gcs = 0; comp = 0.0
@@ -51,7 +55,7 @@ for setup, t0 in ready.items():
             m = re.search(r'startTime = (\d\d:\d\d:\d\d\.\d+)', ev)
             if not m: continue
             dt = (datetime.datetime.strptime(m.group(1)[:12], '%H:%M:%S.%f') - t0).total_seconds()
-            if not (0 <= dt < 10): continue
+            if not (lo <= dt < hi): continue
             if ev.startswith('jdk.CPULoad'):
                 u = float(re.search(r'jvmUser = ([\d.]+)%', ev).group(1)); s = float(re.search(r'jvmSystem = ([\d.]+)%', ev).group(1))
                 jvm += (u + s) / 100 * CPUS; n += 1  # a share of the machine's CPUs -> cores, one sample a second
@@ -61,4 +65,4 @@ for setup, t0 in ready.items():
             elif ev.startswith('jdk.Compilation'):
                 du = re.search(r'duration = ([\d.]+) (ms|s|us)', ev)
                 if du: comp += float(du.group(1)) * {'ms': 1, 's': 1000, 'us': 0.001}[du.group(2)]
-    print(f'{setup}: JVM CPU in 0-10 s summed over 3 nodes ~{jvm:.1f} core-s ({n} samples), GC {gcs} collections {gc:.0f} ms pauses, JIT compilations {comp/1000:.1f} s')
+    print(f'{setup}: JVM CPU in {span} summed over 3 nodes ~{jvm:.1f} core-s ({n} samples), GC {gcs} collections {gc:.0f} ms pauses, JIT compilations {comp/1000:.1f} s')
