@@ -40,6 +40,7 @@ import org.testcontainers.lifecycle.Startables;
  * detection merges back and a node killed mid-load returns, each with exact counts again; a bad option value is
  * named and the node keeps serving.
  */
+@Order(1)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterRestartIT {
 
