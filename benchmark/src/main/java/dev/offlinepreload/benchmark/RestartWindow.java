@@ -354,6 +354,9 @@ final class RestartWindow {
         }
         List<String> refreshTokens = tokens;
         List<String> accessTokens = access;
+        if (!mix.equals("refresh") && accessTokens.isEmpty()) {
+            throw new IllegalStateException("Mix " + mix + " without access tokens");
+        }
         db.settle(); // the traffic of the window before left dead tuples and dirty pages behind
         cluster.restartAll();
         db.resetStatements();
@@ -373,9 +376,9 @@ final class RestartWindow {
             schedule.schedule(() -> callers.submit(() -> {
                 long due = ready + dueNanos;
                 KeycloakNode node = nodes.get(n % nodes.size());
-                String accessToken = accessTokens.isEmpty() ? null : accessTokens.get(n % accessTokens.size());
                 boolean ok = n % 4 == 0 || mix.equals("refresh") ? refresh(node, refreshTokens.get(n % refreshTokens.size()))
-                        : mix.equals("introspection") ? introspect(node, accessToken) : userinfo(node, accessToken);
+                        : mix.equals("introspection") ? introspect(node, accessTokens.get(n % accessTokens.size()))
+                        : userinfo(node, accessTokens.get(n % accessTokens.size()));
                 samples.add(new Sample(dueNanos / 1e6, (System.nanoTime() - due) / 1e6, !ok));
             }), dueNanos, TimeUnit.NANOSECONDS);
         }

@@ -103,8 +103,10 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 .filter(o -> !o.isEmpty()).toList(), ints(options.get("planning-sizes")),
                 Integer.parseInt(options.get("planning-max-count")), Integer.parseInt(options.get("window-sessions")),
                 Integer.parseInt(options.get("window-tokens")), ints(options.get("window-rates")),
-                Integer.parseInt(options.get("window-seconds")), List.of(options.get("window-modes").split(",")),
-                List.of(options.get("window-setups").split(",")), oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
+                Integer.parseInt(options.get("window-seconds")),
+                oneOf("window-modes", options.get("window-modes"), "persistent", "volatile"),
+                oneOf("window-setups", options.get("window-setups"), "stock", "defaults", "uncapped", "fixed", "off"),
+                oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
                 Integer.parseInt(options.get("window-cap")),
                 Arrays.stream(options.get("other-minors").split(","))

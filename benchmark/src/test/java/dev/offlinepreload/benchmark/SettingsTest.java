@@ -63,12 +63,14 @@ class SettingsTest {
     }
 
     @Test
-    void theWindowMixesAreRefreshAndIntrospectionByDefaultAndUserinfoOnRequest() {
+    void theWindowMixesAreRefreshAndIntrospectionByDefaultAndUserinfoOnRequestAndNoOptionTakesATypo() {
         assertThat(Settings.parse(new String[0]).windowMixes()).containsExactly("refresh", "introspection");
         assertThat(Settings.parse(new String[] {"--window-mixes=read-heavy,refresh"}).windowMixes())
                 .containsExactly("read-heavy", "refresh");
         assertThatThrownBy(() -> Settings.parse(new String[] {"--window-mixes=refresh,introspect"}))
                 .hasMessageContaining("--window-mixes").hasMessageContaining("'introspect'")
                 .hasMessageContaining("refresh, read-heavy, introspection");
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-modes=volatil"})).hasMessageContaining("'volatil'");
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-setups=stock,capped"})).hasMessageContaining("'capped'");
     }
 }

@@ -4,10 +4,9 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 
-import org.testcontainers.DockerClientFactory;
-
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.InternalServerErrorException;
+import org.testcontainers.DockerClientFactory;
 
 /**
  * Freezes and thaws a container (docker pause/unpause: the cgroup freezer), as a node or a database that stops

@@ -138,11 +138,8 @@ public final class OidcClient {
         form.put("token_type_hint", "access_token");
         String credentials = URLEncoder.encode(resourceServer, StandardCharsets.UTF_8) + ":"
                 + URLEncoder.encode(secret, StandardCharsets.UTF_8);
-        HttpResponse<String> response = send(HttpRequest.newBuilder(endpoint("/token/introspect"))
-                .header("Content-Type", "application/x-www-form-urlencoded")
-                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)))
-                .POST(HttpRequest.BodyPublishers.ofString(encode(form))));
-        return answer("Introspection endpoint", response);
+        return answer("Introspection endpoint", send(formPost(endpoint("/token/introspect"), form)
+                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)))));
     }
 
     /**
@@ -206,8 +203,12 @@ public final class OidcClient {
     }
 
     private HttpResponse<String> post(URI uri, Map<String, String> form) {
-        return send(HttpRequest.newBuilder(uri).header("Content-Type", "application/x-www-form-urlencoded")
-                .POST(HttpRequest.BodyPublishers.ofString(encode(form))));
+        return send(formPost(uri, form));
+    }
+
+    private static HttpRequest.Builder formPost(URI uri, Map<String, String> form) {
+        return HttpRequest.newBuilder(uri).header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString(encode(form)));
     }
 
     /** Sends the browser's cookies and keeps the ones the answer sets; a cookie set with Max-Age=0 is dropped. */
