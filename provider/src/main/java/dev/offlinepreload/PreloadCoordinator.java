@@ -1,6 +1,7 @@
 package dev.offlinepreload;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -48,7 +49,7 @@ import org.jboss.logging.Logger;
  */
 public final class PreloadCoordinator implements AutoCloseable {
 
-    /** Most sessions the check after a pass looks at; see {@link #missing}. */
+    /** Most sessions of a stage the check after a pass looks at; see {@link #missing}. */
     static final int MISSING_CHECK_SAMPLE = 100_000;
 
     private static final Logger log = Logger.getLogger(PreloadCoordinator.class);
@@ -183,39 +184,89 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     /**
-     * The pass for one topology under one governor. Unless the hot tier runs through a paused load (volatile
-     * sessions), planning waits for the governor too: its key scan and counts are CPU that a node's first requests
-     * would otherwise meet, and the plan is needed only once the load may run.
+     * The pass for one topology under one governor, in up to two stages. Where a cached session saves a request its
+     * database reads (volatile sessions) and a hot window is set, the hot tier comes first: planned from its own
+     * indexed query and loaded whatever requests do ({@link #loadHot}). Everything else, planning included (a scan of
+     * every key and the capacity count: seconds of CPU on a cold node), waits for the governor, as it is CPU that a
+     * node's first requests would otherwise meet. The check after the pass covers both stages.
      */
     private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
-        boolean hotUnpaused = store.volatileSessions() && !config.hotWindow().isZero();
+        boolean hotFirst = store.volatileSessions() && !config.hotWindow().isZero();
+        BooleanSupplier stopped = () -> closing || store.topologyId() != topology.id();
+        RateLimit rate = new RateLimit(config.maxSessionsPerSecond(), System::nanoTime);
+        List<LoadStats> stages = new ArrayList<>(2);
         try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad()),
-                store::busyRequests, () -> store.allStarted(topology.members()), metrics::loadLimit, hotUnpaused).start()) {
-            if (!hotUnpaused && config.adaptiveLoad()) {
-                log.infof("Offline session preload on %s plans and loads once the node is quiet (adaptive-load: no request "
-                        + "at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
-                        store.nodeName(), topology.members().size());
+                store::busyRequests, () -> store.allStarted(topology.members()), metrics::loadLimit, hotFirst).start();
+             SessionStore.RemovalWindow removals = store.watchRemovals()) {
+            if (hotFirst) {
+                PassOutcome ended = loadHot(topology, governor, rate, stopped, stages);
+                if (ended != null) {
+                    return ended;
+                }
             }
-            if (!hotUnpaused && !governor.awaitTurn(1, () -> false, () -> closing || store.topologyId() != topology.id())) {
+            if (config.adaptiveLoad()) {
+                log.infof("Offline session preload on %s plans and loads %sonce the node is quiet (adaptive-load: no "
+                        + "request at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
+                        store.nodeName(), hotFirst ? "the rest " : "", topology.members().size());
+            }
+            if (!governor.awaitTurn(1, () -> false, stopped)) {
                 return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
             }
-            return loadFor(topology, governor, !hotUnpaused && config.adaptiveLoad());
+            return loadRest(topology, governor, rate, stopped, removals, stages);
         }
     }
 
     /**
-     * @param yields whether planning stops as soon as the governor pauses the load (requests at work), and plans again
-     *               from the start once it lets the load run: a node's first requests after a restart came while a pass
-     *               planned, and its key scan and reads (seconds of CPU on a cold node) made their p99 1.3–4× stock's
-     *               (benchmark/results/restart-window-2026-11-26-o.md)
+     * The hot tier's stage (volatile sessions): planned from the sessions refreshed within hot-window-seconds alone
+     * ({@link LoadPlanner#planHot}: no scan of every key, no count), so that what runs while requests are at work
+     * grows with the hot tier, not with the database, and loaded on the first worker whatever the governor says. A
+     * plan over every id with the count took about a third of a cold node's CPU in its first 20 s under traffic that
+     * the hot tier did not cover (benchmark/results/restart-window-2026-11-27-x.md).
+     *
+     * @return null to go on with the rest; otherwise how the pass ended
      */
-    private PassOutcome loadFor(TopologySnapshot topology, LoadGovernor governor, boolean yields) throws InterruptedException {
+    private PassOutcome loadHot(TopologySnapshot topology, LoadGovernor governor, RateLimit rate,
+                                BooleanSupplier stopped, List<LoadStats> stages) throws InterruptedException {
+        LoadPlan plan;
+        try {
+            plan = new Retry(config.databaseRetry(), stopped).call("reading the recently refreshed session ids",
+                    () -> new LoadPlanner(topology.owns(), store::isCached, ceiling(topology), config.batchSize())
+                            .planHot(recent -> store.forEachRecent(config.hotWindow(), recent)));
+        } catch (Retry.GaveUp e) {
+            return planningGaveUp(topology, e);
+        }
+        if (plan.toLoad() == 0) {
+            return null;
+        }
+        metrics.planned(plan.toLoad());
+        metrics.state(PreloadState.LOADING);
+        ProgressLog progress = new ProgressLog(store.nodeName());
+        progress.startedHot(plan, config.hotWindow());
+        LoadStats stats = stats(plan);
+        stages.add(stats);
+        LoadRun.Outcome outcome = run(plan, governor, rate, stopped, progress, stats);
+        if (outcome == LoadRun.Outcome.COMPLETE || outcome == LoadRun.Outcome.CAPACITY) {
+            progress.finished(stats, "loaded its recently refreshed sessions first", -1, -1);
+            return null;
+        }
+        return notCompleted(outcome, progress, stats);
+    }
+
+    /**
+     * Plans what this node owns and does not hold (the hot tier first, unless its own stage loaded it), loads it, and
+     * checks what the caches still hold of this pass's sessions.
+     */
+    private PassOutcome loadRest(TopologySnapshot topology, LoadGovernor governor, RateLimit rate, BooleanSupplier stopped,
+                                 SessionStore.RemovalWindow removals, List<LoadStats> stages) throws InterruptedException {
         // With the start line of the load ("loading N sessions"), which ends planning: the planning time, and the
         // benchmark's window for the planner's heap.
         log.debugf("Offline session preload on %s: planning for cluster topology %d (%d nodes)", store.nodeName(),
                 topology.id(), topology.members().size());
-        BooleanSupplier stopped = () -> closing || store.topologyId() != topology.id();
-        Retry retry = new Retry(config.databaseRetry(), stopped);
+        // Planning stops as soon as the governor pauses the load (requests at work), and plans again from the start
+        // once it lets the load run: a node's first requests after a restart came while a pass planned, and its key
+        // scan and reads (seconds of CPU on a cold node) made their p99 1.3–4× stock's
+        // (benchmark/results/restart-window-2026-11-26-o.md).
+        boolean yields = config.adaptiveLoad();
         AtomicBoolean yielded = new AtomicBoolean();
         Retry planning = new Retry(config.databaseRetry(), () -> yielded.get() || stopped.getAsBoolean());
         // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
@@ -223,14 +274,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         Future<CapacityAdvice> counted = counts.submit(() -> capacity(topology));
         LoadPlan planned;
         try {
-            // With several client sessions per session the client-session cache may hold fewer sessions than the
-            // sessions cache: the plan keeps the most recent of what really fits. Either way a node takes no more
-            // sessions than either cache holds (a session has at least one client session): the ceiling.
-            // Where a node reads every session and keeps its share of their entries (Keycloak 26.4), it may plan that
-            // many more.
-            long ceiling = topology.planned(Math.min(config.fillLimit(store.sessionsMaxCount()),
-                    config.cacheLimit(store.clientSessionsMaxCount())));
-            LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, ceiling, () -> {
+            LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, ceiling(topology), () -> {
                 CapacityAdvice capacity = awaitCount(counted);
                 return topology.planned(capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity());
             }, config.batchSize());
@@ -259,16 +303,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         } catch (ShutDown e) {
             return PassOutcome.SHUT_DOWN;
         } catch (Retry.GaveUp e) {
-            if (closing) {
-                return PassOutcome.SHUT_DOWN;
-            }
-            if (store.topologyId() != topology.id()) {
-                return PassOutcome.TOPOLOGY_MOVED;
-            }
-            log.errorf("Offline session preload on %s failed: the database kept failing for %d s while planning (%s). "
-                    + "Sessions are loaded lazily; preloading tries again at the next topology change.",
-                    store.nodeName(), config.databaseRetry().toSeconds(), e.getMessage());
-            return PassOutcome.FAILED;
+            return planningGaveUp(topology, e);
         }
         LoadPlan plan = planned;
         CapacityAdvice capacity;
@@ -277,62 +312,99 @@ public final class PreloadCoordinator implements AutoCloseable {
         } catch (ShutDown e) {
             return PassOutcome.SHUT_DOWN;
         }
-        metrics.planned(plan.toLoad());
+        metrics.planned(stages.stream().mapToLong(LoadStats::processed).sum() + plan.toLoad());
         metrics.state(PreloadState.LOADING);
 
         ProgressLog progress = new ProgressLog(store.nodeName());
         progress.started(plan, "mode " + store.sessionMode() + ", settings " + config.describe());
-        long sampleEvery = Math.max(1, (plan.toLoad() + MISSING_CHECK_SAMPLE - 1) / MISSING_CHECK_SAMPLE);
-        LoadStats stats = new LoadStats(metrics.lifetime(), sampleEvery);
-        long clientLimit = Math.max(0, config.cacheLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
-        LoadRun run = new LoadRun(store, config.workers(), retry, new RateLimit(config.maxSessionsPerSecond(), System::nanoTime),
-                governor, guard, progress, stopped);
+        LoadStats stats = stats(plan);
+        stages.add(stats);
+        LoadRun.Outcome outcome = run(plan, governor, rate, stopped, progress, stats);
+        Shortfall missing = Shortfall.UNCHECKED;
+        if (outcome == LoadRun.Outcome.COMPLETE || outcome == LoadRun.Outcome.CAPACITY) {
+            missing = missing(stages, removals);
+            if (store.topologyId() != topology.id()) {
+                // The topology moved while the pass was checked: what moved away is no loss, and the new one gets a plan.
+                outcome = LoadRun.Outcome.STOPPED;
+            }
+        }
+        if (outcome != LoadRun.Outcome.COMPLETE && outcome != LoadRun.Outcome.CAPACITY) {
+            return notCompleted(outcome, progress, stats);
+        }
+        lastShortfall = missing;
+        metrics.missing(missing.sessions(), missing.clientSessions());
+        progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "finished" : "stopped at this node's capacity",
+                missing.sessions(), missing.clientSessions());
+        if (capacity != null) {
+            long notReached = outcome == LoadRun.Outcome.CAPACITY ? plan.toLoad() - stats.processed() : 0;
+            // where every node reads every session, only the share of them whose entries this node keeps
+            long leftOut = Math.round((plan.overCapacity() + notReached) * Math.min(1, topology.keptShare()));
+            capacityLog.afterPass(topology.id(), capacity, store.nodeName(), leftOut,
+                    topology.members().size() >= config.expectedClusterSize());
+        }
+        return PassOutcome.DONE;
+    }
 
+    /**
+     * The most sessions a node may plan. With several client sessions per session the client-session cache may hold
+     * fewer sessions than the sessions cache: the plan keeps the most recent of what really fits. Either way a node
+     * takes no more sessions than either cache holds (a session has at least one client session). Where a node reads
+     * every session and keeps its share of their entries (Keycloak 26.4), it may plan that many more.
+     */
+    private long ceiling(TopologySnapshot topology) {
+        return topology.planned(Math.min(config.fillLimit(store.sessionsMaxCount()),
+                config.cacheLimit(store.clientSessionsMaxCount())));
+    }
+
+    /** A stage's counters, keeping an even sample of at most {@value #MISSING_CHECK_SAMPLE} sessions for the check. */
+    private LoadStats stats(LoadPlan plan) {
+        return new LoadStats(metrics.lifetime(), Math.max(1, (plan.toLoad() + MISSING_CHECK_SAMPLE - 1) / MISSING_CHECK_SAMPLE));
+    }
+
+    /** Runs a stage's plan with the progress line ticking; a database outage is logged here. */
+    private LoadRun.Outcome run(LoadPlan plan, LoadGovernor governor, RateLimit rate, BooleanSupplier stopped,
+                                ProgressLog progress, LoadStats stats) throws InterruptedException {
+        long clientLimit = Math.max(0, config.cacheLimit(store.clientSessionsMaxCount()) - store.localClientSessions());
+        LoadRun run = new LoadRun(store, config.workers(), new Retry(config.databaseRetry(), stopped), rate, governor,
+                guard, progress, stopped);
         var ticking = ticker.scheduleAtFixedRate(() -> progress.progress(stats, plan.toLoad(), governor.describe()), 1, 1,
                 TimeUnit.SECONDS);
         LoadRun.Outcome outcome;
-        Shortfall missing = Shortfall.UNCHECKED;
-        try (SessionStore.RemovalWindow removals = store.watchRemovals()) {
-            try {
-                outcome = run.run(plan.batches(), clientLimit, stats);
-            } finally {
-                ticking.cancel(false);
-            }
-            if (outcome == LoadRun.Outcome.COMPLETE || outcome == LoadRun.Outcome.CAPACITY) {
-                missing = missing(stats, removals);
-            }
+        try {
+            outcome = run.run(plan.batches(), clientLimit, stats);
+        } finally {
+            ticking.cancel(false);
         }
-        if ((outcome == LoadRun.Outcome.COMPLETE || outcome == LoadRun.Outcome.CAPACITY) && store.topologyId() != topology.id()) {
-            // The topology moved while the pass was checked: what moved away is no loss, and the new one gets a plan.
-            outcome = LoadRun.Outcome.STOPPED;
+        if (outcome == LoadRun.Outcome.DATABASE_UNAVAILABLE) {
+            log.errorf("Offline session preload on %s gave up: the database kept failing for %d s (%s). The sessions "
+                    + "not loaded are loaded lazily; preloading tries again at the next topology change.",
+                    store.nodeName(), config.databaseRetry().toSeconds(), run.databaseError());
         }
-        switch (outcome) {
-            case COMPLETE, CAPACITY -> {
-                lastShortfall = missing;
-                metrics.missing(missing.sessions(), missing.clientSessions());
-                progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "finished" : "stopped at this node's capacity",
-                        missing.sessions(), missing.clientSessions());
-                if (capacity != null) {
-                    long notReached = outcome == LoadRun.Outcome.CAPACITY ? plan.toLoad() - stats.processed() : 0;
-                    // where every node reads every session, only the share of them whose entries this node keeps
-                    long leftOut = Math.round((plan.overCapacity() + notReached) * Math.min(1, topology.keptShare()));
-                    capacityLog.afterPass(topology.id(), capacity, store.nodeName(), leftOut,
-                            topology.members().size() >= config.expectedClusterSize());
-                }
-                return PassOutcome.DONE;
-            }
-            case STOPPED -> {
-                progress.finished(stats, closing ? "stopped by shutdown" : "stopped by a topology change", -1, -1);
-                return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
-            }
-            default -> {
-                progress.finished(stats, "gave up", -1, -1);
-                log.errorf("Offline session preload on %s gave up: the database kept failing for %d s (%s). The sessions "
-                        + "not loaded are loaded lazily; preloading tries again at the next topology change.",
-                        store.nodeName(), config.databaseRetry().toSeconds(), run.databaseError());
-                return PassOutcome.FAILED;
-            }
+        return outcome;
+    }
+
+    /** The summary and outcome of a stage that did not work through its plan. */
+    private PassOutcome notCompleted(LoadRun.Outcome outcome, ProgressLog progress, LoadStats stats) {
+        if (outcome == LoadRun.Outcome.STOPPED) {
+            progress.finished(stats, closing ? "stopped by shutdown" : "stopped by a topology change", -1, -1);
+            return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
         }
+        progress.finished(stats, "gave up", -1, -1);
+        return PassOutcome.FAILED;
+    }
+
+    /** How a pass ends whose planning gave up: shutdown, a topology change, or the database. */
+    private PassOutcome planningGaveUp(TopologySnapshot topology, Retry.GaveUp e) {
+        if (closing) {
+            return PassOutcome.SHUT_DOWN;
+        }
+        if (store.topologyId() != topology.id()) {
+            return PassOutcome.TOPOLOGY_MOVED;
+        }
+        log.errorf("Offline session preload on %s failed: the database kept failing for %d s while planning (%s). "
+                + "Sessions are loaded lazily; preloading tries again at the next topology change.",
+                store.nodeName(), config.databaseRetry().toSeconds(), e.getMessage());
+        return PassOutcome.FAILED;
     }
 
     /**
@@ -411,29 +483,32 @@ public final class PreloadCoordinator implements AutoCloseable {
      * What the pass achieved: sessions it put whose entry, or one of the client sessions it put for them, the caches no
      * longer hold now, though nobody removed them (a logout, a revocation or the loader's own eviction during the pass
      * is no loss; Keycloak's clear of the caches after a partition merge is). A cache that drops entries after they
-     * were put (a clear, a rebalance finishing, eviction) shows up here instead of going unnoticed. Over
-     * {@value #MISSING_CHECK_SAMPLE} sessions an even sample of them is checked and the counts scaled: the whole check
+     * were put (a clear, a rebalance finishing, eviction) shows up here instead of going unnoticed. Both stages of a
+     * pass are checked (the hot tier's too). Over {@value #MISSING_CHECK_SAMPLE} sessions of a stage an even sample of them is checked and the counts scaled: the whole check
      * cost about 4 s per 1M sessions, a tenth of the pass, for a figure that is expected to be 0.
      */
-    private Shortfall missing(LoadStats stats, SessionStore.RemovalWindow removals) {
-        List<ImportedSession> sample = stats.importedSample();
-        if (sample.isEmpty()) {
-            return Shortfall.NONE;
-        }
-        long sessions = 0;
-        long clientSessions = 0;
-        for (ImportedSession session : sample) {
-            if (removals.removed(session.id())) {
-                continue;
+    private Shortfall missing(List<LoadStats> stages, SessionStore.RemovalWindow removals) {
+        double sessions = 0;
+        double clientSessions = 0;
+        for (LoadStats stats : stages) {
+            List<ImportedSession> sample = stats.importedSample();
+            long sessionsGone = 0;
+            long clientSessionsGone = 0;
+            for (ImportedSession session : sample) {
+                if (removals.removed(session.id())) {
+                    continue;
+                }
+                int clientsGone = store.missingClientSessions(session);
+                if (clientsGone > 0 || session.entryHere() && !store.isCached(session.id())) {
+                    sessionsGone++;
+                    clientSessionsGone += clientsGone;
+                }
             }
-            int clientsGone = store.missingClientSessions(session);
-            if (clientsGone > 0 || session.entryHere() && !store.isCached(session.id())) {
-                sessions++;
-                clientSessions += clientsGone;
-            }
+            double scale = sample.isEmpty() ? 0 : (double) stats.imported() / sample.size();
+            sessions += sessionsGone * scale;
+            clientSessions += clientSessionsGone * scale;
         }
-        double scale = (double) stats.imported() / sample.size();
-        return new Shortfall(Math.round(sessions * scale), Math.round(clientSessions * scale));
+        return new Shortfall(Math.round(sessions), Math.round(clientSessions));
     }
 
     /**

@@ -128,9 +128,12 @@ final class FakeSessionStore implements SessionStore {
         return NODE;
     }
 
+    /** "persistent", or "volatile": then the hot tier has a stage of its own. */
+    volatile String sessionMode = "persistent";
+
     @Override
     public String sessionMode() {
-        return "persistent";
+        return sessionMode;
     }
 
     /** Requests at work, as the governor sees them. */
@@ -216,8 +219,12 @@ final class FakeSessionStore implements SessionStore {
     /** Sessions refreshed at or after this are the hot tier ({@link #forEachRecent}); by default none. */
     volatile int hotSince = Integer.MAX_VALUE;
 
+    /** forEachRecent calls. */
+    final AtomicInteger recentCalls = new AtomicInteger();
+
     @Override
     public void forEachRecent(Duration window, Consumer<Candidate> sink) {
+        recentCalls.incrementAndGet();
         failIfDown();
         database.forEach((id, lastRefresh) -> {
             if (lastRefresh >= hotSince) {

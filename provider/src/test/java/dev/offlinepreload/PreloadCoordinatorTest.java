@@ -507,4 +507,39 @@ class PreloadCoordinatorTest {
         await("the pass to finish", () -> metrics.state() == PreloadState.DONE);
         assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
     }
+
+    @Test
+    void withVolatileSessionsTheHotTierLoadsFromItsOwnQueryWhileRequestsAreAtWorkAndTheRestWaits() throws Exception {
+        store.sessionMode = "volatile";
+        store.hotSince = 1_015; // s015..s019
+        store.busyRequests = 2;
+        start(config("adaptive-load", "true"));
+        await("the hot tier", () -> store.cache.size() == 5);
+        Thread.sleep(1500);
+        assertThat(store.cache).as("loaded while requests were at work")
+                .containsExactlyInAnyOrder("s015", "s016", "s017", "s018", "s019");
+        assertThat(store.requestedBatches.get(0)).as("most recent first").containsExactly("s019", "s018");
+        assertThat(store.planCalls).as("keys scanned while requests were at work").hasValue(0);
+        assertThat(store.countCalls).as("sessions counted while requests were at work").hasValue(0);
+        assertThat(metrics.state()).isEqualTo(PreloadState.LOADING);
+
+        store.busyRequests = 0;
+        await("the pass to finish", () -> metrics.state() == PreloadState.DONE);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+        assertThat(store.imported).as("each session imported once").doesNotHaveDuplicates().hasSize(20);
+        assertThat(logLines()).anyMatch(l -> l.contains("loading 15 sessions (0 recently refreshed first; 20 in the "
+                + "database, 20 owned by this node, 5 already cached"));
+    }
+
+    @Test
+    void withVolatileSessionsTheCheckAfterThePassCoversTheHotTierToo() throws Exception {
+        store.sessionMode = "volatile";
+        store.hotSince = 1_016; // s016..s019: two hot batches, then the rest
+        store.importHooks.put(3, () -> store.cache.remove("s019")); // dropped silently under the rest's load
+        start(config());
+        await("the pass and its repair", () -> metrics.state() == PreloadState.DONE
+                && logLines().stream().anyMatch(l -> l.contains("loading what is missing once more")));
+        await("the repair pass", () -> store.cache.containsAll(store.database.keySet()));
+        assertThat(logLines()).anyMatch(l -> l.contains("1 missing from the caches afterwards"));
+    }
 }

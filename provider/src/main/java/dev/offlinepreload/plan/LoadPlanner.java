@@ -106,6 +106,31 @@ public final class LoadPlanner {
                 : plan(owned, seen[0], owned.size(), 0, limit, hot);
     }
 
+    /**
+     * The hot tier alone, from its own indexed query: no key scan and no count, so its cost follows the hot tier, not
+     * the database. Of the sessions refreshed within the hot window, those this node owns, at most the ceiling's most
+     * recent, minus those its caches hold whole; most recent first. Where sessions are volatile this runs while
+     * requests are at work ({@code LoadPlan#seen} and {@code owned} count the hot window only); the rest is planned
+     * later by {@link #plan(Consumer, Consumer, Consumer)}, where the sessions loaded here count as already cached.
+     *
+     * @param recent calls its consumer once per session refreshed within the hot window (any order)
+     */
+    public LoadPlan planHot(Consumer<Consumer<Candidate>> recent) {
+        long[] seen = {0};
+        Map<String, Integer> hot = hot(sink -> recent.accept(candidate -> {
+            seen[0]++;
+            sink.accept(candidate);
+        }));
+        List<Candidate> toLoad = new ArrayList<>(hot.size());
+        hot.forEach((id, lastRefresh) -> {
+            if (!cached.test(id)) {
+                toLoad.add(new Candidate(id, lastRefresh));
+            }
+        });
+        return new LoadPlan(hotBatches(toLoad), seen[0], hot.size(), hot.size() - toLoad.size(), 0, ceiling,
+                toLoad.size());
+    }
+
     /** @param source calls its consumer once per candidate, in the database's key order (a database stream) */
     public LoadPlan plan(Consumer<Consumer<Candidate>> source) {
         return plan(source, limit.getAsLong(), Map.of());
@@ -172,14 +197,21 @@ public final class LoadPlanner {
                 tail.add(r);
             }
         }
-        hotToLoad.sort(OLDER_FIRST.reversed());
         List<Batch> batches = new ArrayList<>(kept.size() / batchSize + 2);
-        for (int from = 0; from < hotToLoad.size(); from += batchSize) {
-            batches.add(new Batch(hotToLoad.subList(from, Math.min(hotToLoad.size(), from + batchSize)).stream()
-                    .map(Candidate::id).toList(), false, true));
-        }
+        batches.addAll(hotBatches(hotToLoad));
         batches.addAll(batches(tail));
         return new LoadPlan(batches, seen, ownedCount, alreadyCached, overCapacity, limit, hotToLoad.size());
+    }
+
+    /** Hot batches, read by id, the most recently refreshed first (sorts {@code hot}). */
+    private List<Batch> hotBatches(List<Candidate> hot) {
+        hot.sort(OLDER_FIRST.reversed());
+        List<Batch> batches = new ArrayList<>(hot.size() / batchSize + 1);
+        for (int from = 0; from < hot.size(); from += batchSize) {
+            batches.add(new Batch(hot.subList(from, Math.min(hot.size(), from + batchSize)).stream()
+                    .map(Candidate::id).toList(), false, true));
+        }
+        return batches;
     }
 
     private List<Batch> batches(List<Ranked> toLoad) {

@@ -1,5 +1,6 @@
 package dev.offlinepreload.report;
 
+import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -33,6 +34,14 @@ public final class ProgressLog implements LoadRun.SkipLog {
                         + "ranges, %d id lists); %s",
                 node, plan.toLoad(), plan.hot(), plan.seen(), plan.owned(), plan.alreadyCached(), plan.overCapacity(),
                 plan.limit(), plan.batches().size(), ranges, plan.batches().size() - ranges, settings);
+    }
+
+    /** The start line of the hot tier's own stage (volatile sessions): it loads while requests are at work. */
+    public void startedHot(LoadPlan plan, Duration window) {
+        log.infof("Offline session preload on %s: first the %d sessions refreshed within %d s that this node owns and "
+                        + "does not hold (%d refreshed then, %d owned by this node, %d already cached, at most %d), while "
+                        + "requests run; then the rest", node, plan.toLoad(), window.toSeconds(), plan.seen(), plan.owned(),
+                plan.alreadyCached(), plan.limit());
     }
 
     /** Called from the coordinator's ticker; prints only if the interval has passed. */

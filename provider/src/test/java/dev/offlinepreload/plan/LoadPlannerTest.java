@@ -180,4 +180,26 @@ class LoadPlannerTest {
         assertThat(ids(plan)).containsExactly("s1", "s0");
         assertThat(plan.hot()).as("x took a place of the hot window but is no session to load").isEqualTo(1);
     }
+
+    @Test
+    void theHotTierAlonePlansFromTheRecentStreamOnlyMostRecentFirstWithinTheCeiling() {
+        LoadPlanner planner = new LoadPlanner(id -> !id.equals("s8"), id -> id.equals("s4"), 3, 2);
+        LoadPlan plan = planner.planHot(sink -> {
+            sink.accept(new Candidate("s2", 90));
+            sink.accept(new Candidate("s8", 99)); // another node's
+            sink.accept(new Candidate("s4", 95)); // cached whole already
+            sink.accept(new Candidate("s7", 50)); // over the ceiling of 3: the least recent owned one
+            sink.accept(new Candidate("s5", 70));
+        });
+        assertThat(ids(plan)).containsExactly("s2", "s5");
+        assertThat(plan.batches()).singleElement().satisfies(b -> {
+            assertThat(b.hot()).isTrue();
+            assertThat(b.range()).isFalse();
+        });
+        assertThat(plan.hot()).isEqualTo(2);
+        assertThat(plan.seen()).as("refreshed within the window").isEqualTo(5);
+        assertThat(plan.owned()).as("owned, within the ceiling").isEqualTo(3);
+        assertThat(plan.alreadyCached()).isEqualTo(1);
+        assertThat(plan.overCapacity()).isZero();
+    }
 }

@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.NodeLog.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -43,14 +44,6 @@ class ReadinessHoldIT {
         }
     }
 
-    private static int indexOf(List<String> lines, String text) {
-        for (int i = 0; i < lines.size(); i++) {
-            if (lines.get(i).contains(text)) {
-                return i;
-            }
-        }
-        throw new AssertionError("no log line contains '" + text + "'");
-    }
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 

@@ -1,11 +1,14 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.NodeLog.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
@@ -22,12 +25,16 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Volatile user sessions (persistent-user-sessions disabled): the mode where a warm cache spares the database the
- * most. After a full restart, offline refreshes on every node read neither session table.
+ * most. After a full restart, offline refreshes on every node read neither session table, and each node loaded its
+ * hot tier from that tier's own plan before it planned the rest.
  */
 class VolatileModeIT {
 
     private static final int REAL = 20;
     private static final int CLONES = 1000;
+
+    private static final Pattern HOT = Pattern.compile(": first the (\\d+) sessions refreshed within 3600 s");
+    private static final Pattern ALREADY_CACHED = Pattern.compile(" owned by this node, (\\d+) already cached");
 
     private static KeycloakCluster cluster;
     private static final List<TokenResponse> tokens = new ArrayList<>();
@@ -99,5 +106,31 @@ class VolatileModeIT {
         }
         long after = cluster.nodes().stream().mapToLong(n -> NodeMetrics.scrape(n).misses("offlineSessions")).sum();
         assertThat(after - misses).as("offlineSessions misses").isZero();
+    }
+
+    @Test
+    void eachNodeLoadedItsHotTierFirstAndTheRestCountedItAsCached() {
+        long hot = 0;
+        for (KeycloakNode node : cluster.nodes()) {
+            List<String> lines = node.log().linesSinceStart();
+            String prefix = "Offline session preload on " + node.name();
+            int hotStart = indexOf(lines, prefix + ": first the ");
+            int restStart = indexOf(lines, prefix + ": loading ");
+            assertThat(restStart).as("%s planned the rest after its hot tier", node.name()).isGreaterThan(hotStart);
+            long nodeHot = group(HOT, lines.get(hotStart));
+            assertThat(group(ALREADY_CACHED, lines.get(restStart)))
+                    .as("%s: the rest's plan counts the hot tier as cached: %s", node.name(), lines.get(restStart))
+                    .isGreaterThanOrEqualTo(nodeHot);
+            hot += nodeHot;
+        }
+        assertThat(hot).as("sessions of the hot tiers (the %d logged in just before the restart among them)", REAL)
+                .isGreaterThanOrEqualTo(REAL);
+    }
+
+
+    private static long group(Pattern pattern, String line) {
+        Matcher m = pattern.matcher(line);
+        assertThat(m.find()).as("%s in %s", pattern, line).isTrue();
+        return Long.parseLong(m.group(1));
     }
 }

@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -73,14 +75,24 @@ public final class NodeLog implements Consumer<OutputFrame> {
         return List.copyOf(lines);
     }
 
+    /** The index of the first line that contains {@code text}; fails the test if none does. */
+    public static int indexOf(List<String> lines, String text) {
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains(text)) {
+                return i;
+            }
+        }
+        throw new AssertionError("no log line contains '" + text + "'");
+    }
+
     /** The time stamp Keycloak's log format puts at the start of a line, or null. */
-    public static java.time.LocalDateTime timeOf(String line) {
+    public static LocalDateTime timeOf(String line) {
         if (line.length() < 23 || !Character.isDigit(line.charAt(0))) {
             return null;
         }
         try {
-            return java.time.LocalDateTime.parse(line.substring(0, 23).replace(' ', 'T').replace(',', '.'));
-        } catch (java.time.format.DateTimeParseException e) {
+            return LocalDateTime.parse(line.substring(0, 23).replace(' ', 'T').replace(',', '.'));
+        } catch (DateTimeParseException e) {
             return null;
         }
     }
