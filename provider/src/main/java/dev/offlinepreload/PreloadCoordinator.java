@@ -195,9 +195,11 @@ public final class PreloadCoordinator implements AutoCloseable {
         BooleanSupplier stopped = () -> closing || store.topologyId() != topology.id();
         RateLimit rate = new RateLimit(config.maxSessionsPerSecond(), System::nanoTime);
         List<LoadStats> stages = new ArrayList<>(2);
+        // Removals are watched from the first stage's load on, not earlier: the window keeps every removal until it
+        // closes, and a node may wait minutes for a quiet second. With a hot stage, from before its load (below).
         try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad()),
                 store::busyRequests, () -> store.allStarted(topology.members()), metrics::loadLimit, hotFirst).start();
-             SessionStore.RemovalWindow removals = store.watchRemovals()) {
+             SessionStore.RemovalWindow removals = hotFirst ? store.watchRemovals() : null) {
             if (hotFirst) {
                 PassOutcome ended = loadHot(topology, governor, rate, stopped, stages);
                 if (ended != null) {
@@ -207,7 +209,7 @@ public final class PreloadCoordinator implements AutoCloseable {
             if (config.adaptiveLoad()) {
                 log.infof("Offline session preload on %s plans and loads %sonce the node is quiet (adaptive-load: no "
                         + "request at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
-                        store.nodeName(), hotFirst ? "the rest " : "", topology.members().size());
+                        store.nodeName(), stages.isEmpty() ? "" : "the rest ", topology.members().size());
             }
             if (!governor.awaitTurn(1, () -> false, stopped)) {
                 return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
@@ -246,7 +248,8 @@ public final class PreloadCoordinator implements AutoCloseable {
         stages.add(stats);
         LoadRun.Outcome outcome = run(plan, governor, rate, stopped, progress, stats);
         if (outcome == LoadRun.Outcome.COMPLETE || outcome == LoadRun.Outcome.CAPACITY) {
-            progress.finished(stats, "loaded its recently refreshed sessions first", -1, -1);
+            progress.finished(stats, outcome == LoadRun.Outcome.COMPLETE ? "loaded its recently refreshed sessions first"
+                    : "reached this node's capacity with its recently refreshed sessions", -1, -1);
             return null;
         }
         return notCompleted(outcome, progress, stats);
@@ -255,6 +258,8 @@ public final class PreloadCoordinator implements AutoCloseable {
     /**
      * Plans what this node owns and does not hold (the hot tier first, unless its own stage loaded it), loads it, and
      * checks what the caches still hold of this pass's sessions.
+     *
+     * @param removals the hot stage's removal window, or null: then one opens for this stage's load
      */
     private PassOutcome loadRest(TopologySnapshot topology, LoadGovernor governor, RateLimit rate, BooleanSupplier stopped,
                                  SessionStore.RemovalWindow removals, List<LoadStats> stages) throws InterruptedException {
@@ -284,6 +289,7 @@ public final class PreloadCoordinator implements AutoCloseable {
                             keys -> store.forEachKey(yielding(keys, governor, yields, yielded)),
                             candidates -> store.forEachCandidate(yielding(candidates, governor, yields, yielded)),
                             recent -> {
+                                // After a hot stage this finds its sessions cached: they count as such, not as hot.
                                 if (!config.hotWindow().isZero()) {
                                     store.forEachRecent(config.hotWindow(), yielding(recent, governor, yields, yielded));
                                 }
@@ -319,13 +325,16 @@ public final class PreloadCoordinator implements AutoCloseable {
         progress.started(plan, "mode " + store.sessionMode() + ", settings " + config.describe());
         LoadStats stats = stats(plan);
         stages.add(stats);
-        LoadRun.Outcome outcome = run(plan, governor, rate, stopped, progress, stats);
+        LoadRun.Outcome outcome;
         Shortfall missing = Shortfall.UNCHECKED;
-        if (outcome == LoadRun.Outcome.COMPLETE || outcome == LoadRun.Outcome.CAPACITY) {
-            missing = missing(stages, removals);
-            if (store.topologyId() != topology.id()) {
-                // The topology moved while the pass was checked: what moved away is no loss, and the new one gets a plan.
-                outcome = LoadRun.Outcome.STOPPED;
+        try (SessionStore.RemovalWindow own = removals == null ? store.watchRemovals() : null) {
+            outcome = run(plan, governor, rate, stopped, progress, stats);
+            if (outcome == LoadRun.Outcome.COMPLETE || outcome == LoadRun.Outcome.CAPACITY) {
+                missing = missing(stages, removals == null ? own : removals);
+                if (store.topologyId() != topology.id()) {
+                    // The topology moved while the pass was checked: what moved away is no loss, and the new one gets a plan.
+                    outcome = LoadRun.Outcome.STOPPED;
+                }
             }
         }
         if (outcome != LoadRun.Outcome.COMPLETE && outcome != LoadRun.Outcome.CAPACITY) {

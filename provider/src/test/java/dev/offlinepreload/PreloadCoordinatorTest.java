@@ -527,6 +527,7 @@ class PreloadCoordinatorTest {
         await("the pass to finish", () -> metrics.state() == PreloadState.DONE);
         assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
         assertThat(store.imported).as("each session imported once").doesNotHaveDuplicates().hasSize(20);
+        assertThat(store.recentCalls).as("the hot query: the hot stage's plan and the rest's").hasValue(2);
         assertThat(logLines()).anyMatch(l -> l.contains("loading 15 sessions (0 recently refreshed first; 20 in the "
                 + "database, 20 owned by this node, 5 already cached"));
     }
@@ -541,5 +542,44 @@ class PreloadCoordinatorTest {
                 && logLines().stream().anyMatch(l -> l.contains("loading what is missing once more")));
         await("the repair pass", () -> store.cache.containsAll(store.database.keySet()));
         assertThat(logLines()).anyMatch(l -> l.contains("1 missing from the caches afterwards"));
+    }
+
+    @Test
+    void withPersistentSessionsThereIsNoHotStage() throws Exception {
+        store.hotSince = 1_015;
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+        assertThat(store.recentCalls).as("the hot query, in the one plan").hasValue(1);
+        assertThat(store.requestedBatches.get(0)).as("the hot tier still first").containsExactly("s019", "s018");
+        assertThat(logLines()).noneMatch(l -> l.contains("recently refreshed sessions first"));
+    }
+
+    @Test
+    void withVolatileSessionsATopologyChangeDuringTheHotStagePlansItAgainForTheNewTopology() throws Exception {
+        store.sessionMode = "volatile";
+        store.hotSince = 1_010; // s010..s019: five hot batches
+        store.moveTo(1, 2, EVEN);
+        store.importHooks.put(2, () -> store.moveTo(2, 2, ODD));
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        List<List<String>> batches = new ArrayList<>(store.requestedBatches);
+        assertThat(batches.subList(0, 2)).allSatisfy(batch -> assertThat(batch).allMatch(EVEN));
+        assertThat(batches.subList(2, batches.size())).isNotEmpty().allSatisfy(batch -> assertThat(batch).allMatch(ODD));
+        assertThat(logLines()).anyMatch(l -> l.contains("stopped by a topology change"));
+        assertThat(store.cache).containsAll(ids(ODD));
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+    }
+
+    @Test
+    void withVolatileSessionsADatabaseOutageWhilePlanningTheHotTierFailsThePass() throws Exception {
+        store.sessionMode = "volatile";
+        store.hotSince = 1_015;
+        store.databaseDown = true;
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(metrics.state()).isEqualTo(PreloadState.FAILED);
+        assertThat(store.recentCalls.get()).as("retried").isGreaterThan(1);
+        assertThat(store.planCalls).as("no key scan after the hot tier's plan failed").hasValue(0);
+        assertThat(logLines()).anyMatch(l -> l.contains("the database kept failing for 1 s while planning"));
+        assertThat(store.cache).isEmpty();
     }
 }

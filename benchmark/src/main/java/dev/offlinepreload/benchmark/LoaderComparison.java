@@ -14,7 +14,6 @@ import dev.offlinepreload.testsuite.cluster.Images;
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 import dev.offlinepreload.testsuite.cluster.NodeLog;
-import dev.offlinepreload.testsuite.cluster.TestPaths;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.keycloak.NodeMetrics;
 import org.awaitility.core.ConditionTimeoutException;
@@ -30,7 +29,9 @@ final class LoaderComparison {
     private static final String SEVERAL_CLIENTS_HEAP = "8g";
     private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final Pattern OUR_PLANNED = Pattern.compile("Offline session preload on \\S+: loading \\d+ sessions");
-    private static final Pattern OUR_END = Pattern.compile("Offline session preload on \\S+ .* in [0-9.]+ s: \\d+ loaded");
+    /** A pass's summary (not the line that ends a volatile pass's hot stage). */
+    private static final Pattern OUR_END = Pattern.compile(
+            "Offline session preload on \\S+ (finished|stopped|gave up)[^:]* in [0-9.]+ s: \\d+ loaded");
     private static final String KC24_START = "Start pre-loading userSessions from persistent storage";
     private static final String KC24_END = "Pre-loading userSessions from persistent storage finished";
 
@@ -58,7 +59,7 @@ final class LoaderComparison {
 
     void runOurs() {
         int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
-        try (KeycloakCluster cluster = oneNode("benchmark-ours", largest)) {
+        try (KeycloakCluster cluster = oneNode("benchmark-ours", null, largest)) {
             KeycloakNode node = cluster.node(1);
             Database db = new Database(cluster);
             Seeding seeding = new Seeding(cluster, node);
@@ -120,13 +121,11 @@ final class LoaderComparison {
     /**
      * This provider on a node of another Keycloak version ({@code --other-minors}), on its own database: the largest
      * size at the defaults and with adaptive-load=false, as {@link #runOurs} measures them on the project's version.
-     * The testsuite's way of picking the version ({@link TestPaths#otherKeycloakVersion}) picks it here too.
      */
     void runOursOn(String keycloakVersion) {
         int largest = settings.sizes().stream().max(Integer::compare).orElseThrow();
         String loader = LoadResult.oursOn(keycloakVersion);
-        System.setProperty(TestPaths.KEYCLOAK_VERSION, keycloakVersion);
-        try (KeycloakCluster cluster = oneNode("benchmark-ours-" + keycloakVersion, largest)) {
+        try (KeycloakCluster cluster = oneNode("benchmark-ours-" + keycloakVersion, keycloakVersion, largest)) {
             KeycloakNode node = cluster.node(1);
             Database db = new Database(cluster);
             node.setEnv(PRELOAD + "PRELOADING", "false");
@@ -139,14 +138,15 @@ final class LoaderComparison {
             node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "false");
             results.add(measureOurs(loader, startupCpu, node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(),
                     Report.UNGOVERNED));
-        } finally {
-            System.clearProperty(TestPaths.KEYCLOAK_VERSION);
         }
     }
 
-    /** A started one-node cluster with this provider, its offline caches sized for {@code largest} sessions. */
-    private KeycloakCluster oneNode(String name, int largest) {
-        return KeycloakCluster.builder(name).nodes(1).pgStatStatements()
+    /**
+     * A started one-node cluster with this provider on {@code keycloakVersion} (null: the project's), its offline
+     * caches sized for {@code largest} sessions.
+     */
+    private KeycloakCluster oneNode(String name, String keycloakVersion, int largest) {
+        return KeycloakCluster.builder(name).keycloakVersion(keycloakVersion).nodes(1).pgStatStatements()
                 .sharedBuffers(settings.sharedBuffers())
                 .env("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()))
                 .env("KC_LOG_LEVEL", "INFO")

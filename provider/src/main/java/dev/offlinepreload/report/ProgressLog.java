@@ -39,9 +39,9 @@ public final class ProgressLog implements LoadRun.SkipLog {
     /** The start line of the hot tier's own stage (volatile sessions): it loads while requests are at work. */
     public void startedHot(LoadPlan plan, Duration window) {
         log.infof("Offline session preload on %s: first the %d sessions refreshed within %d s that this node owns and "
-                        + "does not hold (%d refreshed then, %d owned by this node, %d already cached, at most %d), while "
-                        + "requests run; then the rest", node, plan.toLoad(), window.toSeconds(), plan.seen(), plan.owned(),
-                plan.alreadyCached(), plan.limit());
+                        + "does not hold (%d refreshed then, %d of them this node's within its limit of %d, %d already "
+                        + "cached), while requests run; then the rest", node, plan.toLoad(), window.toSeconds(), plan.seen(),
+                plan.owned(), plan.limit(), plan.alreadyCached());
     }
 
     /** Called from the coordinator's ticker; prints only if the interval has passed. */
