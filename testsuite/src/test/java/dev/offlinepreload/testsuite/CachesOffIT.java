@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.offlinepreload.testsuite.cluster.KeycloakCluster;
 import dev.offlinepreload.testsuite.cluster.KeycloakNode;
-import dev.offlinepreload.testsuite.cluster.TestPaths;
 import dev.offlinepreload.testsuite.db.OfflineSessionSeeder;
 import dev.offlinepreload.testsuite.db.SeedShape;
 import dev.offlinepreload.testsuite.db.Sql;
@@ -15,19 +14,26 @@ import dev.offlinepreload.testsuite.keycloak.TestRealm;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 
 /**
  * Keycloak's session caches switched off ({@code spi-user-sessions--infinispan--use-caches=false}, the default from
  * Keycloak 26.8 on, an option since 26.4): there is nothing to load into. Each node says so once at startup and loads
  * nothing; the index changelog still runs; sessions work as in stock Keycloak. Runs on every served minor.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS) // one cluster per class; a subclass on another minor may run beside it
 class CachesOffIT {
 
-    private static KeycloakCluster cluster;
+    /** The Keycloak version the cluster runs: null for the project's own; a subclass names an older minor. */
+    String keycloakVersion() {
+        return null;
+    }
+
+    private KeycloakCluster cluster;
 
     @BeforeAll
-    static void restartWithCachesOffAndSessionsInTheDatabase() {
-        cluster = KeycloakCluster.builder(CachesOffIT.class.getSimpleName()).nodes(2)
+    void restartWithCachesOffAndSessionsInTheDatabase() {
+        cluster = KeycloakCluster.builder(getClass().getSimpleName()).keycloakVersion(keycloakVersion()).nodes(2)
                 .env("KC_SPI_USER_SESSIONS__INFINISPAN__USE_CACHES", "false")
                 .build().start();
         try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
@@ -37,13 +43,13 @@ class CachesOffIT {
     }
 
     @AfterAll
-    static void stopCluster() {
+    void stopCluster() {
         if (cluster != null) {
             cluster.close();
         }
     }
 
-    private static OidcClient client(KeycloakNode node) {
+    private OidcClient client(KeycloakNode node) {
         return new OidcClient(node, TestRealm.REALM, "app-1");
     }
 
@@ -65,7 +71,7 @@ class CachesOffIT {
 
     @Test
     void theIndexChangelogStillRan() {
-        if (keycloak26_4()) {
+        if (cluster.runsMinor("26.4")) {
             // 26.4 has its own index for its one expiration query, and no REMEMBER_ME: both changesets skip themselves
             // unrecorded (they run after an upgrade to 26.5), and the online build leaves the table alone.
             assertThat(Sql.column(cluster, "SELECT id FROM databasechangelog_offpreload ORDER BY id")).isEmpty();
@@ -78,11 +84,6 @@ class CachesOffIT {
                 .containsExactly("offpreload-1-uss-expiry-refresh", "offpreload-2-uss-expiry-created");
         assertThat(Sql.column(cluster, "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'offpreload_%' ORDER BY indexname"))
                 .containsExactly("offpreload_uss_expiry_created", "offpreload_uss_expiry_refresh");
-    }
-
-    private static boolean keycloak26_4() {
-        String version = TestPaths.otherKeycloakVersion();
-        return version != null && version.startsWith("26.4.");
     }
 
     @Test

@@ -1,7 +1,6 @@
 package dev.offlinepreload.testsuite;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.List;
@@ -19,15 +18,16 @@ import dev.offlinepreload.testsuite.keycloak.OidcClient.TokenResponse;
 import dev.offlinepreload.testsuite.keycloak.TestRealm;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * An upgrade from Keycloak 26.4 to 26.5 with the jar installed on both: 26.4 has its own index of exactly the first
  * changeset's columns and no {@code REMEMBER_ME}, so there the changelog adds nothing; Keycloak 26.5.0 drops that index
  * and adds its own, and this changelog's changesets then run at the first start. No index is doubled at either step,
- * and the offline sessions of 26.4 are loaded and refresh on 26.5. Runs in the 26.4 execution, which names the minor
- * it upgrades to ({@code offlinepreload.upgradeTo}).
+ * and the offline sessions of 26.4 are loaded and refresh on 26.5 (the versions of the root pom).
  */
+@Tag("older-minor")
 class UpgradeIT {
 
     private static final int SESSIONS = 2_000;
@@ -43,9 +43,8 @@ class UpgradeIT {
 
     @BeforeAll
     static void startOnTheOlderMinorThenUpgrade() {
-        // -Dit.test=UpgradeIT also reaches the executions of minors with no upgrade named
-        assumeTrue(TestPaths.upgradeKeycloakVersion() != null, "an execution that names the minor to upgrade to");
-        cluster = KeycloakCluster.builder(UpgradeIT.class.getSimpleName()).nodes(1).build().start();
+        cluster = KeycloakCluster.builder(UpgradeIT.class.getSimpleName()).keycloakVersion(TestPaths.olderMinor("26.4"))
+                .nodes(1).build().start();
         try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
             seeder.seed(seeder.createRealm(cluster.node(1), "upgrade", 2, 100), SeedShape.simple(SESSIONS));
         }
@@ -57,7 +56,7 @@ class UpgradeIT {
         assertThat(Sql.column(cluster, DUPLICATE_INDEXES)).as("doubled indexes before the upgrade").isEmpty();
 
         KeycloakNode node = cluster.node(1);
-        node.upgradeTo(Images.keycloakWithProvider(TestPaths.upgradeKeycloakVersion(), "postgres", ""));
+        node.upgradeTo(Images.keycloakWithProvider(TestPaths.olderMinor("26.5"), "postgres", ""));
         node.awaitLogLine("Offline session preload on node1 finished", Duration.ofMinutes(3));
     }
 

@@ -22,13 +22,20 @@ import dev.offlinepreload.testsuite.keycloak.TestRealm;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 
 /**
  * Volatile user sessions (persistent-user-sessions disabled): the mode where a warm cache spares the database the
  * most. After a full restart, offline refreshes on every node read neither session table, and each node loaded its
  * hot tier from that tier's own plan before it planned the rest.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS) // one cluster per class; a subclass on another minor may run beside it
 class VolatileModeIT {
+
+    /** The Keycloak version the cluster runs: null for the project's own; a subclass names an older minor. */
+    String keycloakVersion() {
+        return null;
+    }
 
     private static final int REAL = 20;
     private static final int CLONES = 1000;
@@ -36,12 +43,12 @@ class VolatileModeIT {
     private static final Pattern HOT = Pattern.compile(": first the (\\d+) sessions refreshed within 3600 s");
     private static final Pattern ALREADY_CACHED = Pattern.compile(" owned by this node, (\\d+) already cached");
 
-    private static KeycloakCluster cluster;
-    private static final List<TokenResponse> tokens = new ArrayList<>();
+    private KeycloakCluster cluster;
+    private final List<TokenResponse> tokens = new ArrayList<>();
 
     @BeforeAll
-    static void restartWithSessionsInTheDatabase() {
-        cluster = KeycloakCluster.builder(VolatileModeIT.class.getSimpleName()).nodes(2)
+    void restartWithSessionsInTheDatabase() {
+        cluster = KeycloakCluster.builder(getClass().getSimpleName()).keycloakVersion(keycloakVersion()).nodes(2)
                 .buildOptions("--features-disabled=persistent-user-sessions")
                 .pgStatStatements()
                 // The loader's own delayed existence check reads the session tables by design (ClusterRestartIT covers it);
@@ -66,7 +73,7 @@ class VolatileModeIT {
     }
 
     @AfterAll
-    static void stopCluster() {
+    void stopCluster() {
         if (cluster != null) {
             cluster.close();
         }
@@ -92,7 +99,7 @@ class VolatileModeIT {
         assertThat(sessionReads()).as("SELECTs on the offline session tables after the admin count").isPositive();
     }
 
-    private static long sessionReads() {
+    private long sessionReads() {
         return Sql.number(cluster, "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements"
                 + " WHERE query ILIKE 'select%' AND query NOT ILIKE '%pg_stat_statements%'"
                 + " AND (query ILIKE '%offline_user_session%' OR query ILIKE '%offline_client_session%')");
@@ -128,7 +135,7 @@ class VolatileModeIT {
     }
 
 
-    private static long group(Pattern pattern, String line) {
+    private long group(Pattern pattern, String line) {
         Matcher m = pattern.matcher(line);
         assertThat(m.find()).as("%s in %s", pattern, line).isTrue();
         return Long.parseLong(m.group(1));

@@ -84,25 +84,20 @@ public final class Images {
     }
 
     /**
-     * The Keycloak image (of {@link TestPaths#otherKeycloakVersion} where set) with this provider installed and built, tagged by the
-     * content of its inputs.
+     * The Keycloak image of {@code version} (null: the project's own) with this provider installed and built, tagged
+     * by the content of its inputs.
      *
      * @param db           the database vendor Keycloak is built for (postgres, mariadb)
      * @param buildOptions extra {@code kc.sh build} options ("" for none)
      */
-    public static synchronized String keycloakWithProvider(String db, String buildOptions) {
-        return keycloakWithProvider(TestPaths.otherKeycloakVersion(), db, buildOptions);
-    }
-
-    /** The same for a given Keycloak version (null: the project's own), e.g. the minor an upgrade goes to. */
     public static synchronized String keycloakWithProvider(String version, String db, String buildOptions) {
         return keycloakWithProvider.computeIfAbsent(version + " " + db + " " + buildOptions,
                 key -> buildKeycloakWithProvider(version, db, buildOptions));
     }
 
-    /** Built for PostgreSQL. */
+    /** The project's Keycloak version, built for PostgreSQL. */
     public static String keycloakWithProvider(String buildOptions) {
-        return keycloakWithProvider("postgres", buildOptions);
+        return keycloakWithProvider(null, "postgres", buildOptions);
     }
 
     private static String buildKeycloakWithProvider(String version, String db, String buildOptions) {

@@ -45,10 +45,12 @@ public final class KeycloakCluster implements AutoCloseable {
     private final JdbcDatabaseContainer<?> database;
     private final List<KeycloakNode> nodes = new ArrayList<>();
     private final String dbSchema;
+    private final String keycloakVersion;
 
     private KeycloakCluster(Builder builder) {
         this.name = builder.name;
         this.dbSchema = builder.dbSchema;
+        this.keycloakVersion = builder.keycloakVersion;
         deleteLogsOfEarlierRuns(TestPaths.logDir().resolve(name));
         this.database = (builder.mariadb
                 ? new MariaDBContainer(DockerImageName.parse(Images.mariadb()).asCompatibleSubstituteFor("mariadb"))
@@ -71,7 +73,7 @@ public final class KeycloakCluster implements AutoCloseable {
         String db = builder.mariadb ? "mariadb" : "postgres";
         String image = builder.buildAtStartupFrom != null ? builder.buildAtStartupFrom
                 : builder.keycloakImage != null ? builder.keycloakImage
-                : Images.keycloakWithProvider(db, builder.buildOptions);
+                : Images.keycloakWithProvider(builder.keycloakVersion, db, builder.buildOptions);
         for (int i = 1; i <= builder.nodes; i++) {
             String nodeName = "node" + i;
             Map<String, String> env = new LinkedHashMap<>(baseEnv(builder.heap, db));
@@ -79,7 +81,7 @@ public final class KeycloakCluster implements AutoCloseable {
             env.putAll(builder.env);
             env.putAll(builder.nodeEnv.getOrDefault(i, Map.of()));
             env.values().removeIf(Objects::isNull);
-            KeycloakNode node = new KeycloakNode(image, nodeName, network, env,
+            KeycloakNode node = new KeycloakNode(image, builder.keycloakVersion, nodeName, network, env,
                     new NodeLog(TestPaths.logDir().resolve(name).resolve(nodeName + ".log")));
             node.readinessPort(builder.readinessPort);
             if (builder.buildAtStartupFrom != null) {
@@ -107,6 +109,11 @@ public final class KeycloakCluster implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+    }
+
+    /** Whether its nodes run Keycloak {@code minor} (e.g. "26.4"); the project's own version counts as none. */
+    public boolean runsMinor(String minor) {
+        return keycloakVersion != null && keycloakVersion.startsWith(minor + ".");
     }
 
     public static Builder builder(String name) {
@@ -230,6 +237,7 @@ public final class KeycloakCluster implements AutoCloseable {
         private String buildAtStartupFrom;
         private int readinessPort = KeycloakNode.MANAGEMENT_PORT;
         private String dbSchema;
+        private String keycloakVersion;
 
         private Builder(String name) {
             this.name = name;
@@ -289,6 +297,15 @@ public final class KeycloakCluster implements AutoCloseable {
          */
         public Builder buildAtStartup(String baseImage) {
             this.buildAtStartupFrom = baseImage;
+            return this;
+        }
+
+        /**
+         * Runs this provider on another Keycloak version than the project's (e.g. {@link TestPaths#olderMinor}); null
+         * (the default) for the project's own.
+         */
+        public Builder keycloakVersion(String version) {
+            this.keycloakVersion = version;
             return this;
         }
 

@@ -25,11 +25,15 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
     private final NodeLog log;
     private int incarnation;
     private int readinessPort = MANAGEMENT_PORT;
+    /** The line after which the node serves requests, ready or not (see {@link #awaitServing}). */
+    private final String servingLine;
 
-    KeycloakNode(String image, String name, Network network, Map<String, String> env, NodeLog log) {
+    /** @param keycloakVersion the Keycloak version of {@code image}, or null for the project's own */
+    KeycloakNode(String image, String keycloakVersion, String name, Network network, Map<String, String> env, NodeLog log) {
         super(image);
         this.name = name;
         this.log = log;
+        this.servingLine = servingLine(keycloakVersion);
         withNetwork(network);
         withNetworkAliases(name);
         withExposedPorts(HTTP_PORT, MANAGEMENT_PORT);
@@ -38,6 +42,20 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
         withCommand("start", "--optimized");
         withLogConsumer(log);
         startupTimeout(Duration.ofMinutes(5));
+    }
+
+    /**
+     * Keycloak 26.7 bootstraps after Quarkus has started and logs "Bootstrap completed"; 26.5 and older bootstrap
+     * while Quarkus starts, so "Listening on" is the line there.
+     */
+    private static String servingLine(String keycloakVersion) {
+        if (keycloakVersion == null) {
+            return "Bootstrap completed";
+        }
+        String[] parts = keycloakVersion.split("\\.");
+        int major = Integer.parseInt(parts[0]);
+        int minor = Integer.parseInt(parts[1]);
+        return major > 26 || major == 26 && minor >= 7 ? "Bootstrap completed" : "Listening on:";
     }
 
     /**
@@ -104,12 +122,9 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
                         Objects::nonNull);
     }
 
-    /**
-     * Waits until the node's current container serves requests, ready or not: Keycloak 26.7 bootstraps after Quarkus
-     * has started and logs "Bootstrap completed"; 26.5 bootstraps while Quarkus starts, so "Listening on" is the line.
-     */
+    /** Waits until the node's current container serves requests, ready or not (see {@link #servingLine}). */
     public void awaitServing(Duration timeout) {
-        awaitLogLine(TestPaths.otherKeycloakVersion() == null ? "Bootstrap completed" : "Listening on:", timeout);
+        awaitLogLine(servingLine, timeout);
     }
 
     /**

@@ -3,7 +3,7 @@ package dev.offlinepreload.testsuite.cluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** Paths and the Keycloak version handed in by the Failsafe configuration in testsuite/pom.xml. */
+/** Paths and the older Keycloak versions handed in by the Failsafe configuration in testsuite/pom.xml. */
 public final class TestPaths {
 
     private TestPaths() {
@@ -25,25 +25,12 @@ public final class TestPaths {
         return Path.of(property("offlinepreload.logDir"));
     }
 
-    /** The system property that names another Keycloak version than the project's (see {@link #otherKeycloakVersion}). */
-    public static final String KEYCLOAK_VERSION = "offlinepreload.keycloakVersion";
-
     /**
-     * The Keycloak version the Failsafe execution of an older minor runs its ITs on
-     * ({@code offlinepreload.keycloakVersion}), or null for the project's own.
+     * The version of an older Keycloak minor the ITs of what differs between minors also run on
+     * ({@code offlinepreload.keycloak.<minor>}, from the root pom's {@code keycloak<minor>.version}), e.g. "26.5.6" for "26.5".
      */
-    public static String otherKeycloakVersion() {
-        String version = System.getProperty(KEYCLOAK_VERSION);
-        return version == null || version.isBlank() ? null : version;
-    }
-
-    /**
-     * The Keycloak version an upgrade test goes to from {@link #otherKeycloakVersion} ({@code offlinepreload.upgradeTo},
-     * set by the execution of the minor it upgrades from), or null in the other executions.
-     */
-    public static String upgradeKeycloakVersion() {
-        String version = System.getProperty("offlinepreload.upgradeTo");
-        return version == null || version.isBlank() ? null : version;
+    public static String olderMinor(String minor) {
+        return property("offlinepreload.keycloak." + minor);
     }
 
     private static String property(String name) {
