@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.NodeLog.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -98,14 +99,6 @@ class MariaDbIT {
         }
     }
 
-    private static int firstLine(List<String> log, String text) {
-        for (int i = 0; i < log.size(); i++) {
-            if (log.get(i).contains(text)) {
-                return i;
-            }
-        }
-        throw new AssertionError("no line contains '" + text + "'");
-    }
 
     private static long nodesLogging(String text) {
         return cluster.nodes().stream().filter(n -> n.log().linesSinceStart().stream().anyMatch(l -> l.contains(text))).count();
@@ -146,8 +139,8 @@ class MariaDbIT {
         KeycloakNode builder = cluster.nodes().stream().filter(n -> n.log().linesSinceStart().stream()
                 .anyMatch(l -> l.contains("building on node"))).findFirst().orElseThrow();
         List<String> log = builder.log().linesSinceStart();
-        assertThat(firstLine(log, "Offline session preload on " + builder.name() + " finished in"))
-                .as("the pass ended before the build began").isLessThan(firstLine(log, "building on node"));
+        assertThat(indexOf(log, "Offline session preload on " + builder.name() + " finished in"))
+                .as("the pass ended before the build began").isLessThan(indexOf(log, "building on node"));
         assertThat(cluster.nodes().stream().flatMap(n -> n.log().linesSinceStart().stream()))
                 .noneMatch(l -> l.contains("the online build failed"));
 
