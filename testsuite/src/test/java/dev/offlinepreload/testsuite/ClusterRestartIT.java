@@ -40,7 +40,7 @@ import org.testcontainers.lifecycle.Startables;
  * detection merges back and a node killed mid-load returns, each with exact counts again; a bad option value is
  * named and the node keeps serving.
  */
-@Order(2) // long: started early (the Keycloak 26.4 one first, the 26.5 one by the second lane)
+@Order(2) // long: the 26.4 subclass first, this second, the 26.5 one third, in one lane (docs/testing.md)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS) // one cluster per class; a subclass on another minor may run beside it
 class ClusterRestartIT {

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Tag;
 
 /** {@link ClusterRestartIT} on Keycloak 26.5 (the version in the root pom). */
 @Tag("older-minor")
-@Order(Integer.MAX_VALUE) // last in the order: the second lane takes it first (docs/testing.md)
+@Order(3) // third: one lane runs the three ClusterRestart classes one after the other (docs/testing.md)
 class ClusterRestartOn26_5IT extends ClusterRestartIT {
 
     @Override

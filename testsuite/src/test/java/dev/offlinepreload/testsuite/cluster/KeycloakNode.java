@@ -132,9 +132,14 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
      * returns once the killed container is gone. The others find out through failure detection.
      */
     public void startAndKillOn(String text) {
-        startupTimeout(Duration.ofSeconds(45)); // start() fails soon after the kill instead of waiting 5 min
+        // The node usually gets ready before it logs the text, and start() returns then. Where it logs it first, start()
+        // fails only at this timeout after the kill, so it is the log wait's and not the default 5 min; never less:
+        // 45 s once ended a start on a busy machine before the node was ready (Testcontainers then removes the
+        // container, and the text never came).
+        Duration timeout = Duration.ofMinutes(3);
+        startupTimeout(timeout);
         CompletableFuture<Void> starting = startInBackground();
-        awaitLogLine(text, Duration.ofMinutes(3));
+        awaitLogLine(text, timeout);
         kill();
         starting.exceptionally(killedBeforeReady -> null).join();
         startupTimeout(Duration.ofMinutes(5));
