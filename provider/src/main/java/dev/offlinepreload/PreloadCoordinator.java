@@ -493,8 +493,9 @@ public final class PreloadCoordinator implements AutoCloseable {
      * longer hold now, though nobody removed them (a logout, a revocation or the loader's own eviction during the pass
      * is no loss; Keycloak's clear of the caches after a partition merge is). A cache that drops entries after they
      * were put (a clear, a rebalance finishing, eviction) shows up here instead of going unnoticed. Both stages of a
-     * pass are checked (the hot tier's too). Over {@value #MISSING_CHECK_SAMPLE} sessions of a stage an even sample of them is checked and the counts scaled: the whole check
-     * cost about 4 s per 1M sessions, a tenth of the pass, for a figure that is expected to be 0.
+     * pass are checked (the hot tier's too). Over {@value #MISSING_CHECK_SAMPLE} sessions of a stage an even sample of
+     * them is checked and the counts scaled: the whole check cost about 4 s per 1M sessions, a tenth of the pass, for a
+     * figure that is expected to be 0.
      */
     private Shortfall missing(List<LoadStats> stages, SessionStore.RemovalWindow removals) {
         double sessions = 0;

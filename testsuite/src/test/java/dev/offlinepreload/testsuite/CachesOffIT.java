@@ -49,7 +49,7 @@ class CachesOffIT {
         }
     }
 
-    private OidcClient client(KeycloakNode node) {
+    private static OidcClient client(KeycloakNode node) {
         return new OidcClient(node, TestRealm.REALM, "app-1");
     }
 

@@ -135,7 +135,7 @@ class VolatileModeIT {
     }
 
 
-    private long group(Pattern pattern, String line) {
+    private static long group(Pattern pattern, String line) {
         Matcher m = pattern.matcher(line);
         assertThat(m.find()).as("%s in %s", pattern, line).isTrue();
         return Long.parseLong(m.group(1));
