@@ -3,6 +3,7 @@ package dev.offlinepreload.load;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -42,7 +43,7 @@ class RetryTest {
         AtomicInteger calls = new AtomicInteger();
         assertThatThrownBy(() -> retry.call("test", () -> {
             calls.incrementAndGet();
-            throw new IllegalStateException("outer", new java.sql.SQLException("connection refused"));
+            throw new IllegalStateException("outer", new SQLException("connection refused"));
         })).isInstanceOf(Retry.GaveUp.class)
                 .hasMessageContaining("outer").hasMessageContaining("caused by java.sql.SQLException: connection refused")
                 .satisfies(e -> assertThat(((Retry.GaveUp) e).attempts()).isEqualTo(calls.get()).isGreaterThan(1));

@@ -2,6 +2,11 @@ package dev.offlinepreload.testsuite.cluster;
 
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -13,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.JdbcDatabaseContainer;
@@ -76,7 +82,7 @@ public final class KeycloakCluster implements AutoCloseable {
                 : Images.keycloakWithProvider(builder.keycloakVersion, db, builder.buildOptions);
         for (int i = 1; i <= builder.nodes; i++) {
             String nodeName = "node" + i;
-            Map<String, String> env = new LinkedHashMap<>(baseEnv(builder.heap, db));
+            Map<String, String> env = new LinkedHashMap<>(baseEnv(builder.heap, builder.javaOptions, db));
             env.put("KC_DB_SCHEMA", builder.dbSchema);
             env.putAll(builder.env);
             env.putAll(builder.nodeEnv.getOrDefault(i, Map.of()));
@@ -99,15 +105,15 @@ public final class KeycloakCluster implements AutoCloseable {
         }
     }
 
-    private static void deleteLogsOfEarlierRuns(java.nio.file.Path dir) {
-        try (var files = java.nio.file.Files.list(dir)) {
-            for (var file : files.toList()) {
-                java.nio.file.Files.deleteIfExists(file);
+    private static void deleteLogsOfEarlierRuns(Path dir) {
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path file : files.toList()) {
+                Files.deleteIfExists(file);
             }
-        } catch (java.nio.file.NoSuchFileException first) {
+        } catch (NoSuchFileException first) {
             // first run: nothing to delete
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -120,7 +126,7 @@ public final class KeycloakCluster implements AutoCloseable {
         return new Builder(name);
     }
 
-    private static Map<String, String> baseEnv(String heap, String db) {
+    private static Map<String, String> baseEnv(String heap, String javaOptions, String db) {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("KC_DB_URL", "mariadb".equals(db) ? "jdbc:mariadb://" + DB_HOST + ":3306/" + DB_NAME
                 : "jdbc:postgresql://" + DB_HOST + ":5432/" + DB_NAME);
@@ -132,6 +138,9 @@ public final class KeycloakCluster implements AutoCloseable {
         env.put("KC_BOOTSTRAP_ADMIN_PASSWORD", ADMIN_PASSWORD);
         env.put("KC_LOG_LEVEL", "INFO,dev.offlinepreload:DEBUG");
         env.put("JAVA_OPTS_KC_HEAP", heap);
+        if (!javaOptions.isBlank()) {
+            env.put("JAVA_OPTS_APPEND", javaOptions);
+        }
         return env;
     }
 
@@ -226,6 +235,7 @@ public final class KeycloakCluster implements AutoCloseable {
         private final String name;
         private int nodes = 3;
         private String heap = "-Xms128m -Xmx1g";
+        private String javaOptions = System.getProperty("offlinepreload.nodeJavaOptions", "");
         private final Map<String, String> env = new LinkedHashMap<>();
         private final Map<Integer, Map<String, String>> nodeEnv = new LinkedHashMap<>();
         private String keycloakConf;
@@ -251,6 +261,17 @@ public final class KeycloakCluster implements AutoCloseable {
         /** JVM heap flags for every node, e.g. {@code -Xms1g -Xmx2g}. */
         public Builder heap(String flags) {
             this.heap = flags;
+            return this;
+        }
+
+        /**
+         * JVM options appended to every node's (JAVA_OPTS_APPEND). The default is the system property
+         * {@code offlinepreload.nodeJavaOptions}: the testsuite's Failsafe run sets it so that short-lived test nodes
+         * skip the optimising compiler, which halves a node start's CPU on a 2-core machine (docs/testing.md); the
+         * benchmark leaves it unset, so its nodes run as in production.
+         */
+        public Builder javaOptions(String options) {
+            this.javaOptions = options;
             return this;
         }
 
