@@ -5,6 +5,9 @@ import static org.awaitility.Awaitility.await;
 import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,6 +15,7 @@ import java.time.LocalDate;
 import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,6 +26,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
+import java.util.zip.GZIPOutputStream;
 
 import javax.imageio.ImageIO;
 
@@ -524,6 +529,52 @@ final class RestartWindow {
     }
 
     /**
+     * Per window, each setup's requests pooled over its repeats, against stock's ({@link PooledComparison}): the
+     * pooled p99s, the 90% interval of the difference, and whether the criterion holds, fails, or cannot be decided
+     * by the restarts measured.
+     */
+    String pooled(Map<String, List<Run>> bySetup) {
+        String stock = bySetup.keySet().iterator().next();
+        List<String> others = bySetup.keySet().stream().skip(1).toList();
+        StringBuilder out = new StringBuilder("Pooled over the repeats (each window's requests of every restart together; "
+                + "90% bootstrap interval of the p99's difference to stock, restarts and requests resampled; no worse: all "
+                + "of it within 10% or 50 ms of stock's pooled p99, worse: all of it above):\n\n| window after ready | "
+                + stock + ": pooled p99 |");
+        others.forEach(setup -> out.append(' ').append(setup).append(": pooled p99, difference (90%), verdict |"));
+        out.append("\n|---|---|").append("---|".repeat(others.size())).append('\n');
+        Map<String, Map<PooledComparison.Verdict, Integer>> counts = new LinkedHashMap<>();
+        for (int w = 0; w < windows(); w++) {
+            int window = w;
+            List<List<Double>> stockRuns = latencies(bySetup.get(stock), window);
+            out.append(String.format(Locale.ROOT, "| %d–%d s | %s |", w * WINDOW_SECONDS, (w + 1) * WINDOW_SECONDS,
+                    ms(PooledComparison.pooledP99(stockRuns))));
+            for (String setup : others) {
+                PooledComparison.Result r = PooledComparison.compare(stockRuns, latencies(bySetup.get(setup), window));
+                counts.computeIfAbsent(setup, k -> new EnumMap<>(PooledComparison.Verdict.class))
+                        .merge(r.verdict(), 1, Integer::sum);
+                out.append(String.format(Locale.ROOT, " %s, %s to %s, %s |", ms(r.providerP99()), signedMs(r.low()),
+                        signedMs(r.high()), r.verdict()));
+            }
+            out.append('\n');
+        }
+        out.append("| windows | |");
+        counts.values().forEach(c -> out.append(String.format(Locale.ROOT, " %d no worse, %d worse, %d not decided |",
+                c.getOrDefault(PooledComparison.Verdict.NO_WORSE, 0), c.getOrDefault(PooledComparison.Verdict.WORSE, 0),
+                c.getOrDefault(PooledComparison.Verdict.NOT_DECIDED, 0))));
+        return out.append('\n').toString();
+    }
+
+    /** Per run, the latencies (ms) of the window's successful requests. */
+    private static List<List<Double>> latencies(List<Run> runs, int window) {
+        return runs.stream().map(r -> inWindow(r.samples(), window).stream().filter(s -> !s.failed())
+                .map(Sample::latencyMillis).toList()).toList();
+    }
+
+    private static String signedMs(double millis) {
+        return Double.isNaN(millis) ? "–" : (millis >= 0 ? "+" : "−") + ms(Math.abs(millis));
+    }
+
+    /**
      * The issue's criterion of "no worse than stock" for one setup: in how many 10-s windows its median p99 is at
      * most 10% above stock's median, or within 50 ms of it; and for each window that is not, whether one of stock's
      * own restarts reached as high, in which case three restarts per setup do not tell the two apart there.
@@ -655,17 +706,32 @@ final class RestartWindow {
     private void writeCell(List<Run> runs) {
         Map<String, List<Run>> bySetup = new LinkedHashMap<>();
         runs.forEach(r -> bySetup.computeIfAbsent(r.setup().replaceAll(" #\\d+", ""), k -> new ArrayList<>()).add(r));
-        String tables = table(runs) + (settings.windowRepeat() > 1 ? "\n" + medians(bySetup) : "");
+        boolean againstStock = bySetup.size() > 1 && bySetup.keySet().iterator().next().startsWith(RefreshLatency.STOCK);
+        String tables = table(runs) + (settings.windowRepeat() > 1 ? "\n" + medians(bySetup) : "")
+                + (againstStock ? "\n" + pooled(bySetup) : "");
         Progress.say("%n%s", tables);
         try {
             Files.createDirectories(cells);
             chart(bySetup, file(cell, ".png"));
+            writeSamples(runs, file(cell, "-samples.csv.gz"));
             Files.writeString(file(cell, ".md"), settingsLine() + "\n### " + cell.mode() + " sessions, " + cell.mix() + ", "
                     + cell.rate() + " requests/s" + (cell.everyRequestAnotherSession() ? ", each to another session" : "")
                     + " (measured " + LocalDate.now() + ")\n\n" + tables + "\n![" + cell.name()
                     + "](" + cell.name() + ".png)\n");
         } catch (IOException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** Every request of the cell, for analyses the tables do not make: setup and repeat, due (ms after ready), latency (ms), failed. */
+    private static void writeSamples(List<Run> runs, Path csvGz) throws IOException {
+        try (Writer out = new OutputStreamWriter(new GZIPOutputStream(Files.newOutputStream(csvGz)), StandardCharsets.UTF_8)) {
+            out.write("setup,due_ms,latency_ms,failed\n");
+            for (Run run : runs) {
+                for (Sample s : run.samples()) {
+                    out.write(String.format(Locale.ROOT, "%s,%.1f,%.1f,%b%n", run.setup(), s.dueMillis(), s.latencyMillis(), s.failed()));
+                }
+            }
         }
     }
 
