@@ -35,7 +35,8 @@ import org.junit.jupiter.api.parallel.Isolated;
  * while the node loads, real token refreshes at work on it bring the load limit below what it is with no request at
  * work; when they stop, it goes back up; the load completes.
  * <p>
- * Runs alone: the limit reacts to the node's CPU, which another class's cluster would take.
+ * Runs alone: its refreshes must land early in a capped load, which another class's cluster on the same CPUs would
+ * stretch or squeeze.
  */
 @Isolated
 class LoadControlIT {
