@@ -513,7 +513,7 @@ final class RestartWindow {
         double level = steadyLevel(List.copyOf(p99s.values()));
         p99s.values().forEach(p -> out.append(' ').append(steady(steadyFrom(p, level))).append(" |"));
         String first = bySetup.keySet().iterator().next();
-        if (first.startsWith(RefreshLatency.STOCK) && bySetup.size() > 1) {
+        if (againstStock(bySetup)) {
             List<List<Double>> stockRuns = bySetup.get(first).stream().map(this::p99s).toList();
             List<Double> stockHighest = new ArrayList<>();
             for (int w = 0; w < windows(); w++) {
@@ -544,12 +544,11 @@ final class RestartWindow {
         out.append("\n|---|---|").append("---|".repeat(others.size())).append('\n');
         Map<String, Map<PooledComparison.Verdict, Integer>> counts = new LinkedHashMap<>();
         for (int w = 0; w < windows(); w++) {
-            int window = w;
-            List<List<Double>> stockRuns = latencies(bySetup.get(stock), window);
+            List<List<Double>> stockRuns = latencies(bySetup.get(stock), w);
             out.append(String.format(Locale.ROOT, "| %d–%d s | %s |", w * WINDOW_SECONDS, (w + 1) * WINDOW_SECONDS,
                     ms(PooledComparison.pooledP99(stockRuns))));
             for (String setup : others) {
-                PooledComparison.Result r = PooledComparison.compare(stockRuns, latencies(bySetup.get(setup), window));
+                PooledComparison.Result r = PooledComparison.compare(stockRuns, latencies(bySetup.get(setup), w));
                 counts.computeIfAbsent(setup, k -> new EnumMap<>(PooledComparison.Verdict.class))
                         .merge(r.verdict(), 1, Integer::sum);
                 out.append(String.format(Locale.ROOT, " %s, %s to %s, %s |", ms(r.providerP99()), signedMs(r.low()),
@@ -562,6 +561,11 @@ final class RestartWindow {
                 c.getOrDefault(PooledComparison.Verdict.NO_WORSE, 0), c.getOrDefault(PooledComparison.Verdict.WORSE, 0),
                 c.getOrDefault(PooledComparison.Verdict.NOT_DECIDED, 0))));
         return out.append('\n').toString();
+    }
+
+    /** Whether stock was measured first in the cell, beside at least one of the provider's setups. */
+    private static boolean againstStock(Map<String, List<Run>> bySetup) {
+        return bySetup.size() > 1 && bySetup.keySet().iterator().next().startsWith(RefreshLatency.STOCK);
     }
 
     /** Per run, the latencies (ms) of the window's successful requests. */
@@ -706,9 +710,8 @@ final class RestartWindow {
     private void writeCell(List<Run> runs) {
         Map<String, List<Run>> bySetup = new LinkedHashMap<>();
         runs.forEach(r -> bySetup.computeIfAbsent(r.setup().replaceAll(" #\\d+", ""), k -> new ArrayList<>()).add(r));
-        boolean againstStock = bySetup.size() > 1 && bySetup.keySet().iterator().next().startsWith(RefreshLatency.STOCK);
         String tables = table(runs) + (settings.windowRepeat() > 1 ? "\n" + medians(bySetup) : "")
-                + (againstStock ? "\n" + pooled(bySetup) : "");
+                + (againstStock(bySetup) ? "\n" + pooled(bySetup) : "");
         Progress.say("%n%s", tables);
         try {
             Files.createDirectories(cells);
@@ -729,7 +732,7 @@ final class RestartWindow {
             out.write("setup,due_ms,latency_ms,failed\n");
             for (Run run : runs) {
                 for (Sample s : run.samples()) {
-                    out.write(String.format(Locale.ROOT, "%s,%.1f,%.1f,%b%n", run.setup(), s.dueMillis(), s.latencyMillis(), s.failed()));
+                    out.write(String.format(Locale.ROOT, "%s,%.1f,%.1f,%b\n", run.setup(), s.dueMillis(), s.latencyMillis(), s.failed()));
                 }
             }
         }
