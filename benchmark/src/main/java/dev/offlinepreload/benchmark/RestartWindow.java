@@ -426,9 +426,11 @@ final class RestartWindow {
         double loaded = loadedAt.get() < 0 ? Double.NaN : (loadedAt.get() - ready) / 1e9;
         Run run = new Run(setup, List.copyOf(samples), List.copyOf(loadedOverTime), loaded, db.cpuSeconds() - cpuBefore,
                 db.sessionTableSelects() / Math.max(1, samples.size()));
-        Progress.say("%s, %s: %d requests due at %d/s for %d s, all loaded %.1f s after ready, database %.1f CPU-s, "
-                + "%.2f session-row SELECTs per request", cell.name(), setup, samples.size(), perSecond, seconds, loaded,
-                run.databaseCpuSeconds(), run.selectsPerRequest());
+        String loadedLine = Double.isNaN(loaded) ? "no loader"
+                : String.format(Locale.ROOT, "all loaded %.1f s after ready", loaded);
+        Progress.say("%s, %s: %d requests due at %d/s for %d s, %s, database %.1f CPU-s, "
+                + "%.2f session-row SELECTs per request", cell.name(), setup, samples.size(), perSecond, seconds,
+                loadedLine, run.databaseCpuSeconds(), run.selectsPerRequest());
         return run;
     }
 
@@ -480,6 +482,9 @@ final class RestartWindow {
         out.append("\n| steady from (p99 within 1.5× + 50 ms of the cell's best last 30 s) |");
         double level = steadyLevel(runs.stream().map(this::p99s).toList());
         runs.forEach(r -> out.append(' ').append(steady(steadyFrom(p99s(r), level))).append(" |"));
+        out.append("\n| sessions loaded when every node was ready |");
+        runs.forEach(r -> out.append(Double.isNaN(r.loadedSeconds()) || r.loaded().isEmpty() ? " – |"
+                : String.format(Locale.ROOT, " %,d |", r.loaded().get(0).sessions())));
         out.append("\n| all nodes loaded after ready |");
         runs.forEach(r -> out.append(Double.isNaN(r.loadedSeconds()) ? " – |"
                 : String.format(Locale.ROOT, " %.1f s |", r.loadedSeconds())));
@@ -752,7 +757,8 @@ final class RestartWindow {
                 .xAxisTitle("seconds after every node was ready").yAxisTitle("p99 (ms)").build();
         latency.getStyler().setYAxisLogarithmic(true);
         latency.getStyler().setYAxisDecimalPattern("#,##0");
-        XYChart loaders = new XYChartBuilder().width(1000).height(300).title("loaders' rate")
+        XYChart loaders = new XYChartBuilder().width(1000).height(300)
+                .title("loaders' rate after ready (loaded before it: see the cell's table)")
                 .xAxisTitle("seconds after every node was ready").yAxisTitle("sessions/s, all nodes").build();
         loaders.getStyler().setYAxisDecimalPattern("#,##0");
         bySetup.forEach((setup, ofSetup) -> {
