@@ -736,8 +736,11 @@ final class RestartWindow {
         try (Writer out = new OutputStreamWriter(new GZIPOutputStream(Files.newOutputStream(csvGz)), StandardCharsets.UTF_8)) {
             out.write("setup,due_ms,latency_ms,failed\n");
             for (Run run : runs) {
+                // Quoted as CSV quotes: a setup's name has commas ("with this provider, defaults #1").
+                String setup = '"' + run.setup().replace("\"", "\"\"") + '"';
                 for (Sample s : run.samples()) {
-                    out.write(String.format(Locale.ROOT, "%s,%.1f,%.1f,%b\n", run.setup(), s.dueMillis(), s.latencyMillis(), s.failed()));
+                    out.write(String.format(Locale.ROOT, "%s,%.1f,%.1f,%b\n", setup, s.dueMillis(), s.latencyMillis(),
+                            s.failed()));
                 }
             }
         }
