@@ -96,7 +96,7 @@ final class RestartWindow {
 
     /** One setup's window. */
     private record Run(String setup, List<Sample> samples, List<Loaded> loaded, double loadedSeconds,
-                       double databaseCpuSeconds, double selectsPerRequest) {
+                       double databaseCpuSeconds, double otherDatabaseCpuSeconds, double selectsPerRequest) {
     }
 
     /**
@@ -123,6 +123,8 @@ final class RestartWindow {
     private final Path cells;
     /** The cell being measured. */
     private Cell cell;
+    /** The mode's clusters, stock's and the provider's: every database is settled before each window. */
+    private List<Prepared> clusters = List.of();
 
     RestartWindow(Settings settings) {
         this.settings = settings;
@@ -147,7 +149,7 @@ final class RestartWindow {
                 continue;
             }
             String build = mode.equals("volatile") ? VOLATILE : "";
-            List<Prepared> clusters = new ArrayList<>();
+            clusters = new ArrayList<>();
             try {
                 if (settings.windowSetups().contains("stock")) {
                     clusters.add(prepare(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), build), build));
@@ -159,18 +161,22 @@ final class RestartWindow {
                     cell = c;
                     List<Run> runs = new ArrayList<>();
                     // Stock's and the provider's windows alternate, repeat by repeat, so that whatever drifts over
-                    // the run (the machine, the databases) spreads over every setup alike. A cluster's nodes are
-                    // stopped while the other cluster is measured.
+                    // the run (the machine, the databases) spreads over every setup alike; every second repeat runs
+                    // them in reverse, so that no setup always follows the same one (run ae's preloading=false
+                    // always followed the defaults on its own database, the defaults always followed stock's). A
+                    // cluster's nodes are stopped while the other cluster is measured.
                     for (int r = 1; r <= settings.windowRepeat(); r++) {
                         String run = settings.windowRepeat() > 1 ? " #" + r : "";
-                        for (Prepared prepared : clusters) {
-                            measureOnce(prepared, run, runs);
+                        boolean reverse = r % 2 == 0;
+                        for (Prepared prepared : inOrder(clusters, reverse)) {
+                            measureOnce(prepared, run, runs, reverse);
                         }
                     }
                     writeCell(runs);
                 }
             } finally {
                 clusters.forEach(c -> c.cluster().close());
+                clusters = List.of();
             }
         }
         gather(matrix);
@@ -299,14 +305,14 @@ final class RestartWindow {
         prepared.cluster.nodes().forEach(KeycloakNode::stopGracefully);
     }
 
-    private void measureOnce(Prepared prepared, String run, List<Run> runs) {
+    private void measureOnce(Prepared prepared, String run, List<Run> runs, boolean reverse) {
         if (!prepared.ours()) {
             runs.add(window(prepared.setup + run, prepared, false));
             pause(prepared);
             return;
         }
         // The provider's setups alternate on one cluster too.
-        for (String ours : PROVIDER_SETUPS) {
+        for (String ours : inOrder(PROVIDER_SETUPS, reverse)) {
             if (settings.windowSetups().contains(ours)) {
                 boolean adaptive = ours.equals("defaults") || ours.equals("off");
                 int cap = ours.equals("fixed") ? settings.windowCap() : 0;
@@ -362,10 +368,13 @@ final class RestartWindow {
         if (!mix.equals("refresh") && accessTokens.isEmpty()) {
             throw new IllegalStateException("Mix " + mix + " without access tokens");
         }
-        db.settle(); // the traffic of the window before left dead tuples and dirty pages behind
+        // The traffic of the window before left dead tuples and dirty pages behind, in the other cluster's database
+        // too, whose vacuum and checkpoint would otherwise run beside this window on the same cores.
+        clusters.forEach(c -> c.db.settle());
         cluster.restartAll();
         db.resetStatements();
         double cpuBefore = db.cpuSeconds();
+        double othersBefore = otherDatabasesCpuSeconds(prepared);
         List<KeycloakNode> nodes = cluster.nodes();
         List<Sample> samples = Collections.synchronizedList(new ArrayList<>());
         ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
@@ -425,13 +434,26 @@ final class RestartWindow {
         }
         double loaded = loadedAt.get() < 0 ? Double.NaN : (loadedAt.get() - ready) / 1e9;
         Run run = new Run(setup, List.copyOf(samples), List.copyOf(loadedOverTime), loaded, db.cpuSeconds() - cpuBefore,
-                db.sessionTableSelects() / Math.max(1, samples.size()));
+                otherDatabasesCpuSeconds(prepared) - othersBefore, db.sessionTableSelects() / Math.max(1, samples.size()));
         String loadedLine = Double.isNaN(loaded) ? "no loader"
                 : String.format(Locale.ROOT, "all loaded %.1f s after ready", loaded);
         Progress.say("%s, %s: %d requests due at %d/s for %d s, %s, database %.1f CPU-s, "
                 + "%.2f session-row SELECTs per request", cell.name(), setup, samples.size(), perSecond, seconds,
                 loadedLine, run.databaseCpuSeconds(), run.selectsPerRequest());
         return run;
+    }
+
+    private static <T> List<T> inOrder(List<T> list, boolean reverse) {
+        List<T> ordered = new ArrayList<>(list);
+        if (reverse) {
+            Collections.reverse(ordered);
+        }
+        return ordered;
+    }
+
+    /** CPU time the databases of the mode's other clusters have used so far: what runs beside a window. */
+    private double otherDatabasesCpuSeconds(Prepared measured) {
+        return clusters.stream().filter(c -> c != measured).mapToDouble(c -> c.db.cpuSeconds()).sum();
     }
 
     private static boolean userinfo(KeycloakNode node, String accessToken) {
@@ -490,6 +512,8 @@ final class RestartWindow {
                 : String.format(Locale.ROOT, " %.1f s |", r.loadedSeconds())));
         out.append("\n| database CPU over the window (loads included) |");
         runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.1f s |", r.databaseCpuSeconds())));
+        out.append("\n| the other cluster's database CPU meanwhile (idle: near 0) |");
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.1f s |", r.otherDatabaseCpuSeconds())));
         out.append("\n| Keycloak's session-row SELECTs per request |");
         runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.2f |", r.selectsPerRequest())));
         return out.append('\n').toString();
