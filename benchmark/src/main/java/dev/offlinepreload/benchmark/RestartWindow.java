@@ -2,6 +2,7 @@ package dev.offlinepreload.benchmark;
 
 import static org.awaitility.Awaitility.await;
 
+import java.awt.Color;
 import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
@@ -46,6 +47,8 @@ import org.keycloak.representations.idm.RealmRepresentation;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.markers.Marker;
 
 /**
  * Phase {@code window}, the restart window: 3 nodes restarted together, then, from the moment all are ready, an
@@ -775,6 +778,12 @@ final class RestartWindow {
      * scale, a restart's first windows are seconds and steady state tens of milliseconds); below, the sessions the
      * loaders of each of the provider's setups loaded per second in each window, all nodes together.
      */
+    private static void style(XYSeries series, Color color, Marker marker) {
+        series.setLineColor(color);
+        series.setMarkerColor(color);
+        series.setMarker(marker);
+    }
+
     private void chart(Map<String, List<Run>> bySetup, Path png) throws IOException {
         double[] x = new double[windows()];
         for (int w = 0; w < x.length; w++) {
@@ -788,14 +797,22 @@ final class RestartWindow {
                 .title("loaders' rate after ready (loaded before it: see the cell's table)")
                 .xAxisTitle("seconds after every node was ready").yAxisTitle("sessions/s, all nodes").build();
         loaders.getStyler().setYAxisDecimalPattern("#,##0");
-        bySetup.forEach((setup, ofSetup) -> {
-            latency.addSeries(setup, x, medianP99s(ofSetup).stream().mapToDouble(v -> Double.isNaN(v) ? 1 : Math.max(1, v)).toArray());
+        int i = 0;
+        for (Map.Entry<String, List<Run>> entry : bySetup.entrySet()) {
+            String setup = entry.getKey();
+            List<Run> ofSetup = entry.getValue();
+            // A setup keeps its colour and marker in both charts (the loaders' has no stock).
+            Color color = latency.getStyler().getSeriesColors()[i % latency.getStyler().getSeriesColors().length];
+            Marker marker = latency.getStyler().getSeriesMarkers()[i % latency.getStyler().getSeriesMarkers().length];
+            i++;
+            style(latency.addSeries(setup, x, medianP99s(ofSetup).stream()
+                    .mapToDouble(v -> Double.isNaN(v) ? 1 : Math.max(1, v)).toArray()), color, marker);
             if (!ofSetup.get(0).loaded().isEmpty() && !setup.startsWith(RefreshLatency.STOCK)) {
                 List<List<Double>> rates = ofSetup.stream().map(r -> loadRates(r.loaded(), x.length)).toList();
-                loaders.addSeries(setup, x, IntStream.range(0, x.length)
-                        .mapToDouble(w -> median(rates.stream().map(r -> r.get(w)).toList())).toArray());
+                style(loaders.addSeries(setup, x, IntStream.range(0, x.length)
+                        .mapToDouble(w -> median(rates.stream().map(r -> r.get(w)).toList())).toArray()), color, marker);
             }
-        });
+        }
         BufferedImage top = BitmapEncoder.getBufferedImage(latency);
         BufferedImage image = top;
         if (!loaders.getSeriesMap().isEmpty()) {
