@@ -778,12 +778,6 @@ final class RestartWindow {
      * scale, a restart's first windows are seconds and steady state tens of milliseconds); below, the sessions the
      * loaders of each of the provider's setups loaded per second in each window, all nodes together.
      */
-    private static void style(XYSeries series, Color color, Marker marker) {
-        series.setLineColor(color);
-        series.setMarkerColor(color);
-        series.setMarker(marker);
-    }
-
     private void chart(Map<String, List<Run>> bySetup, Path png) throws IOException {
         double[] x = new double[windows()];
         for (int w = 0; w < x.length; w++) {
@@ -824,6 +818,12 @@ final class RestartWindow {
             g.dispose();
         }
         ImageIO.write(image, "png", png.toFile());
+    }
+
+    private static void style(XYSeries series, Color color, Marker marker) {
+        series.setLineColor(color);
+        series.setMarkerColor(color);
+        series.setMarker(marker);
     }
 
     /** restart-window.md: every cell of the matrix measured so far, in the matrix's order. */
