@@ -38,13 +38,14 @@ import dev.offlinepreload.report.ProgressLog;
 import org.jboss.logging.Logger;
 
 /**
- * One load pass per settled topology, on a background thread: gate (both offline caches settled) → count (what the
- * database holds against what the caches take) → plan (what this node owns and does not hold whole, within that
- * capacity) → run (workers, batches) → check (what the caches still hold of it) → report (logs, metrics, and once per
- * topology a WARN with the max-count values that would hold every session). If the topology moves while loading, the
- * pass stops and plans again for the new topology instead of finishing a stale plan. After a pass it watches the
- * topology: when nodes join, leave or merge back, the next pass loads only what this node newly owns or lost (what it
- * holds whole is skipped by the plan).
+ * One load pass per settled topology, on a background thread. With persistent sessions and adaptive-load the first
+ * pass starts only once the node has had no request for {@link #QUIET_START} ({@link #quietStarts}). A pass: gate
+ * (both offline caches settled) → count (what the database holds against what the caches take) → plan (what this node
+ * owns and does not hold whole, within that capacity) → run (workers, batches) → check (what the caches still hold of
+ * it) → report (logs, metrics, and once per topology a WARN with the max-count values that would hold every session).
+ * If the topology moves while loading, the pass stops and plans again for the new topology instead of finishing a
+ * stale plan. After a pass it watches the topology: when nodes join, leave or merge back, the next pass loads only what
+ * this node newly owns or lost (what it holds whole is skipped by the plan).
  * It depends on the loader's ports only ({@link SessionStore}), so its control flow is unit-tested with fakes.
  */
 public final class PreloadCoordinator implements AutoCloseable {
@@ -54,6 +55,12 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     private static final Logger log = Logger.getLogger(PreloadCoordinator.class);
     private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
+    /**
+     * With persistent sessions and adaptive-load, how long the node must have had no request before the first pass
+     * starts at all (see {@link #quietStart}); looked at {@value #QUIET_START_SAMPLES} times over that time.
+     */
+    static final Duration QUIET_START = Duration.ofSeconds(10);
+    private static final int QUIET_START_SAMPLES = 10;
     /**
      * How much longer than database-timeout-seconds close() waits for the threads: the connection's read timeout
      * comes a few seconds after the query timeout, and the statement's failure is then rolled back.
@@ -77,6 +84,7 @@ public final class PreloadCoordinator implements AutoCloseable {
     private final PreloadMetrics metrics;
     private final RevocationGuard guard;
     private final CapacityLog capacityLog;
+    private final Duration quietStart;
     private final ExecutorService passes = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-coordinator"));
     /** The capacity count, which runs while the keys stream. */
     private final ExecutorService counts = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-count"));
@@ -95,14 +103,16 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     public PreloadCoordinator(PreloadConfig config, SessionStore store, PreloadMetrics metrics) {
-        this(config, store, metrics, new CapacityLog());
+        this(config, store, metrics, new CapacityLog(), QUIET_START);
     }
 
-    PreloadCoordinator(PreloadConfig config, SessionStore store, PreloadMetrics metrics, CapacityLog capacityLog) {
+    PreloadCoordinator(PreloadConfig config, SessionStore store, PreloadMetrics metrics, CapacityLog capacityLog,
+                       Duration quietStart) {
         this.config = config;
         this.store = store;
         this.metrics = metrics;
         this.capacityLog = capacityLog;
+        this.quietStart = quietStart;
         this.guard = new RevocationGuard(store, config.revocationRecheck());
     }
 
@@ -119,6 +129,9 @@ public final class PreloadCoordinator implements AutoCloseable {
     private void watch() {
         long loadedFor = Long.MIN_VALUE;
         try {
+            if (quietStarts() && !awaitQuietStart()) {
+                return;
+            }
             while (!closing) {
                 TopologySnapshot now = store.topology();
                 if (now.id() != loadedFor) {
@@ -135,6 +148,38 @@ public final class PreloadCoordinator implements AutoCloseable {
         } finally {
             firstPass.complete(null);
         }
+    }
+
+    /**
+     * Whether the first pass starts only once the node has been quiet for {@link #QUIET_START}: with persistent sessions
+     * (Keycloak's default) and adaptive-load, unless startup waits for the load (hold-readiness). There a cached session
+     * saves a refresh or an introspection no database statement (each reads the rows anyway), so nothing is lost by
+     * waiting, and the load waits for a quiet node anyway ({@link AdaptiveLimit}). Until then this provider runs nothing
+     * but one look per second at the request count: no gate polling the topology, no governor, no count, no plan. In the
+     * restart windows of docs/performance.md a node whose pass waited in the gate and the governor instead served its
+     * first 40 s of traffic slower than the same node with preloading off (runs ag and ah).
+     */
+    private boolean quietStarts() {
+        return config.adaptiveLoad() && !config.holdReadiness() && !store.volatileSessions();
+    }
+
+    /** @return false if the node began to shut down meanwhile */
+    private boolean awaitQuietStart() throws InterruptedException {
+        metrics.state(PreloadState.WAITING_FOR_QUIET);
+        log.infof("Offline session preload on %s starts once the node has had no request for %d s (persistent sessions, "
+                + "adaptive-load)", store.nodeName(), quietStart.toSeconds());
+        long sampleMillis = Math.max(1, quietStart.toMillis() / QUIET_START_SAMPLES);
+        int quiet = 0;
+        while (!closing) {
+            Thread.sleep(sampleMillis);
+            quiet = store.busyRequests() == 0 ? quiet + 1 : 0;
+            if (quiet >= QUIET_START_SAMPLES) {
+                log.debugf("Offline session preload on %s: no request for %d s, the first pass begins", store.nodeName(),
+                        quietStart.toSeconds());
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return the topology id the pass ended for (a failed pass counts: no retry loop until the next change) */

@@ -138,10 +138,17 @@ final class FakeSessionStore implements SessionStore {
 
     /** Requests at work, as the governor sees them. */
     volatile int busyRequests;
+    /** Requests that began since the last look, however short they were ({@link #arrived()}). */
+    private final AtomicInteger arrivals = new AtomicInteger();
+
+    /** A request that begins and ends between two looks: seen at the next one, as Keycloak's request counter does. */
+    void arrived() {
+        arrivals.incrementAndGet();
+    }
 
     @Override
     public int busyRequests() {
-        return busyRequests;
+        return Math.max(busyRequests, arrivals.getAndSet(0) > 0 ? 1 : 0);
     }
 
     /** Whether every member has started, as the governor asks. */

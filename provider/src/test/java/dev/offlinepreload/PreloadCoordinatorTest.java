@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
@@ -38,6 +39,8 @@ import org.junit.jupiter.api.Test;
 class PreloadCoordinatorTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    /** The quiet start's wait in these tests (ten looks, 30 ms apart), instead of ten seconds. */
+    private static final Duration QUIET_START = Duration.ofMillis(300);
     private static final Predicate<String> EVEN = id -> number(id) % 2 == 0;
     private static final Predicate<String> ODD = id -> number(id) % 2 == 1;
 
@@ -101,7 +104,8 @@ class PreloadCoordinatorTest {
     }
 
     private CompletableFuture<Void> start(PreloadConfig config) {
-        coordinator = new PreloadCoordinator(config, store, metrics, new CapacityLog(capacityWarnings::add, capacityWarnings::add));
+        coordinator = new PreloadCoordinator(config, store, metrics, new CapacityLog(capacityWarnings::add, capacityWarnings::add),
+                QUIET_START);
         return coordinator.start();
     }
 
@@ -459,6 +463,91 @@ class PreloadCoordinatorTest {
         assertThat(metrics.capacity()).isEqualTo(9);
         assertThat(capacityWarnings).singleElement().asString().contains("(60 client sessions, 3.00 per session)",
                 "cache-embedded-offline-sessions-max-count=100 ", "cache-embedded-offline-client-sessions-max-count=66 ");
+    }
+
+    @Test
+    void withPersistentSessionsAndAdaptiveLoadNothingStartsUntilTheNodeHasBeenQuietForTheQuietStart() throws Exception {
+        store.allStarted = true;
+        store.busyRequests = 1;
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true"));
+        await("the quiet start", () -> metrics.state() == PreloadState.WAITING_FOR_QUIET);
+        Thread.sleep(QUIET_START.toMillis() * 4);
+        assertThat(store.topologyCalls).as("the gate polled the topology while requests were at work").hasValue(0);
+        assertThat(store.planCalls).hasValue(0);
+        assertThat(store.countCalls).hasValue(0);
+        assertThat(threadNames()).as("threads of the pass").noneMatch(n -> n.equals("offline-preload-governor"));
+        assertThat(firstPass).isNotDone();
+        assertThat(logLines()).anyMatch(l -> l.contains("starts once the node has had no request for"));
+
+        store.busyRequests = 0;
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
+    void theQuietStartCountsItsQuietFromTheLastRequest() throws Exception {
+        // A short request every 200 ms: never the 300 ms in a row the quiet start needs, though most looks see none.
+        AtomicBoolean traffic = new AtomicBoolean(true);
+        Thread requests = new Thread(() -> {
+            while (traffic.get()) {
+                store.arrived();
+                sleepQuietly(200);
+            }
+        });
+        requests.start();
+        try {
+            start(config("adaptive-load", "true"));
+            Thread.sleep(QUIET_START.toMillis() * 6);
+            assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
+            assertThat(store.topologyCalls).hasValue(0);
+        } finally {
+            traffic.set(false);
+            requests.join();
+        }
+        await("the pass to finish", () -> metrics.state() == PreloadState.DONE);
+    }
+
+    @Test
+    void theQuietStartAppliesNeitherWithVolatileSessionsNorWithHoldReadinessNorWithoutAdaptiveLoad() throws Exception {
+        store.busyRequests = 1;
+        start(config("adaptive-load", "true", "hold-readiness", "true"));
+        await("the gate, at once", () -> store.topologyCalls.get() > 0);
+        coordinator.close();
+
+        store.sessionMode = "volatile";
+        start(config("adaptive-load", "true"));
+        await("the gate, at once", () -> store.topologyCalls.get() > 1);
+        coordinator.close();
+
+        store.sessionMode = "persistent";
+        start(config()).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+        assertThat(logLines()).noneMatch(l -> l.contains("starts once the node has had no request for"));
+    }
+
+    @Test
+    void aShutdownDuringTheQuietStartEndsTheFirstPassWithoutTouchingTheStore() throws Exception {
+        store.busyRequests = 1;
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true"));
+        await("the quiet start", () -> metrics.state() == PreloadState.WAITING_FOR_QUIET);
+        coordinator.close();
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(store.topologyCalls).hasValue(0);
+        assertThat(threadNames()).noneMatch(n -> n.startsWith("offline-preload-coordinator"));
+    }
+
+    private static Set<String> threadNames() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .collect(Collectors.toSet());
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test

@@ -14,7 +14,10 @@ public final class RequestsAtWork {
     private static final AtomicInteger IN_FLIGHT = new AtomicInteger();
     private static final AtomicLong BEGUN = new AtomicLong();
 
-    /** {@link #BEGUN} at the previous {@link #busy()}; read and written by the governor's thread only. */
+    /**
+     * {@link #BEGUN} at the previous {@link #busy()}; read and written by one thread at a time: the coordinator's during
+     * the quiet start, then the governor's, which that thread starts.
+     */
     private long seen = BEGUN.get();
 
     static void arrived() {
@@ -28,7 +31,7 @@ public final class RequestsAtWork {
 
     /**
      * Requests at work now, and at least 1 if one arrived since the previous call, however short it was: a sample every
-     * 25 ms sees every request. Called from one thread (the governor's).
+     * 25 ms (or every second, in the quiet start) sees every request. Called from one thread at a time.
      */
     int busy() {
         long now = BEGUN.get();

@@ -27,7 +27,7 @@ public interface SessionStore {
 
     /**
      * How many Keycloak requests that use user sessions are at work now, and at least 1 if one began since the
-     * previous call: the governor's signal (called from its thread only).
+     * previous call: the quiet start's and the governor's signal (called from one thread at a time).
      */
     int busyRequests();
 

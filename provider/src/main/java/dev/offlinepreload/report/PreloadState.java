@@ -4,6 +4,11 @@ package dev.offlinepreload.report;
 public enum PreloadState {
     /** Not started yet, or switched off by configuration. */
     IDLE,
+    /**
+     * With persistent sessions and adaptive-load: the first pass waits until the node has had no request for 10 s,
+     * running nothing else meanwhile.
+     */
+    WAITING_FOR_QUIET,
     /** Waiting for the expected cluster members and a settled cache topology. */
     WAITING_FOR_NODES,
     LOADING,
