@@ -62,6 +62,12 @@ public final class PreloadCoordinator implements AutoCloseable {
     static final Duration QUIET_START = Duration.ofSeconds(10);
     private static final int QUIET_START_SAMPLES = 10;
     /**
+     * The longest the quiet start waits, in quiet starts: five minutes. A node that is never quiet for 10 s then starts
+     * its pass anyway, whose governor keeps a floor after five more minutes without a quiet second, so every load
+     * finishes.
+     */
+    static final int QUIET_START_PATIENCE = 30;
+    /**
      * How much longer than database-timeout-seconds close() waits for the threads: the connection's read timeout
      * comes a few seconds after the query timeout, and the statement's failure is then rolled back.
      */
@@ -170,12 +176,18 @@ public final class PreloadCoordinator implements AutoCloseable {
                 + "adaptive-load)", store.nodeName(), quietStart.toSeconds());
         long sampleMillis = Math.max(1, quietStart.toMillis() / QUIET_START_SAMPLES);
         int quiet = 0;
-        while (!closing) {
+        for (int looks = 1; !closing; looks++) {
             Thread.sleep(sampleMillis);
             quiet = store.busyRequests() == 0 ? quiet + 1 : 0;
             if (quiet >= QUIET_START_SAMPLES) {
                 log.debugf("Offline session preload on %s: no request for %d s, the first pass begins", store.nodeName(),
                         quietStart.toSeconds());
+                return true;
+            }
+            if (looks >= QUIET_START_SAMPLES * QUIET_START_PATIENCE) {
+                log.infof("Offline session preload on %s: the node has not been quiet for %d s in %d s; the first pass "
+                        + "begins all the same, loading only in quiet seconds or at its floor", store.nodeName(),
+                        quietStart.toSeconds(), quietStart.toSeconds() * QUIET_START_PATIENCE);
                 return true;
             }
         }

@@ -509,6 +509,19 @@ class PreloadCoordinatorTest {
     }
 
     @Test
+    void aNodeThatIsNeverQuietStartsItsPassAfterTheQuietStartsPatience() throws Exception {
+        store.busyRequests = 1;
+        long began = System.nanoTime();
+        start(config("adaptive-load", "true"));
+        await("the gate", () -> store.topologyCalls.get() > 0);
+        long waitedMillis = (System.nanoTime() - began) / 1_000_000;
+        assertThat(waitedMillis).as("waited for the patience, not less")
+                .isGreaterThanOrEqualTo(QUIET_START.toMillis() * PreloadCoordinator.QUIET_START_PATIENCE);
+        assertThat(logLines()).anyMatch(l -> l.contains("the first pass begins all the same"));
+        assertThat(store.planCalls).as("the governor still holds the load back").hasValue(0);
+    }
+
+    @Test
     void theQuietStartAppliesNeitherWithVolatileSessionsNorWithHoldReadinessNorWithoutAdaptiveLoad() throws Exception {
         store.busyRequests = 1;
         start(config("adaptive-load", "true", "hold-readiness", "true"));
