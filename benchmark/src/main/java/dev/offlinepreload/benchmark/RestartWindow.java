@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -561,26 +562,32 @@ final class RestartWindow {
     }
 
     /**
-     * Per window, each setup's requests pooled over its repeats, against stock's ({@link PooledComparison}): the
-     * pooled p99s, the 90% interval of the difference, and whether the criterion holds, fails, or cannot be decided
-     * by the restarts measured.
+     * Per window, each setup's requests pooled over its repeats, against a reference setup's ({@link PooledComparison}):
+     * the pooled p99s, the 90% interval of the difference, and whether the criterion holds, fails, or cannot be decided
+     * by the restarts measured. Against stock (the operator's baseline, on its own cluster and database) every other
+     * setup; against {@code preloading=false} (the provider's cluster and database, nothing of the loader running: what
+     * preloading itself costs, without the two clusters' difference in how fast they start, which changed from run to
+     * run by more than the criterion's 10%: runs ag and ah) the provider's other setups.
      */
-    String pooled(Map<String, List<Run>> bySetup) {
-        String stock = bySetup.keySet().iterator().next();
-        List<String> others = bySetup.keySet().stream().skip(1).toList();
-        StringBuilder out = new StringBuilder("Pooled over the repeats (each window's requests of every restart together; "
-                + "90% bootstrap interval of the p99's difference to stock, restarts and requests resampled; no worse: all "
-                + "of it within 10% or 50 ms of stock's pooled p99, worse: all of it above):\n\n| window after ready | "
-                + stock + ": pooled p99 |");
+    String pooled(Map<String, List<Run>> bySetup, String reference) {
+        boolean stock = reference.startsWith(RefreshLatency.STOCK);
+        List<String> others = bySetup.keySet().stream().filter(s -> !s.equals(reference)
+                && (stock || !s.startsWith(RefreshLatency.STOCK))).toList();
+        StringBuilder out = new StringBuilder("Pooled over the repeats, against "
+                + (stock ? "stock" : "preloading=false on the provider's own cluster and database")
+                + " (each window's requests of every restart together; 90% bootstrap interval of the p99's difference to "
+                + "the reference's, restarts and requests resampled; no worse: all of it within 10% or 50 ms of the "
+                + "reference's pooled p99, worse: all of it above):\n\n| window after ready | " + reference
+                + ": pooled p99 |");
         others.forEach(setup -> out.append(' ').append(setup).append(": pooled p99, difference (90%), verdict |"));
         out.append("\n|---|---|").append("---|".repeat(others.size())).append('\n');
         Map<String, Map<PooledComparison.Verdict, Integer>> counts = new LinkedHashMap<>();
         for (int w = 0; w < windows(); w++) {
-            List<List<Double>> stockRuns = latencies(bySetup.get(stock), w);
+            List<List<Double>> referenceRuns = latencies(bySetup.get(reference), w);
             out.append(String.format(Locale.ROOT, "| %d–%d s | %s |", w * WINDOW_SECONDS, (w + 1) * WINDOW_SECONDS,
-                    ms(PooledComparison.pooledP99(stockRuns))));
+                    ms(PooledComparison.pooledP99(referenceRuns))));
             for (String setup : others) {
-                PooledComparison.Result r = PooledComparison.compare(stockRuns, latencies(bySetup.get(setup), w));
+                PooledComparison.Result r = PooledComparison.compare(referenceRuns, latencies(bySetup.get(setup), w));
                 counts.computeIfAbsent(setup, k -> new EnumMap<>(PooledComparison.Verdict.class))
                         .merge(r.verdict(), 1, Integer::sum);
                 out.append(String.format(Locale.ROOT, " %s, %s to %s, %s |", ms(r.providerP99()), signedMs(r.low()),
@@ -593,6 +600,13 @@ final class RestartWindow {
                 c.getOrDefault(PooledComparison.Verdict.NO_WORSE, 0), c.getOrDefault(PooledComparison.Verdict.WORSE, 0),
                 c.getOrDefault(PooledComparison.Verdict.NOT_DECIDED, 0))));
         return out.append('\n').toString();
+    }
+
+    /** The provider's setup with preloading=false, where the cell has it beside another of the provider's setups. */
+    private static Optional<String> preloadingOff(Map<String, List<Run>> bySetup) {
+        Optional<String> off = bySetup.keySet().stream().filter(s -> s.endsWith(", preloading=false")).findFirst();
+        long providers = bySetup.keySet().stream().filter(s -> !s.startsWith(RefreshLatency.STOCK)).count();
+        return providers > 1 ? off : Optional.empty();
     }
 
     /** Whether stock was measured first in the cell, beside at least one of the provider's setups. */
@@ -743,7 +757,8 @@ final class RestartWindow {
         Map<String, List<Run>> bySetup = new LinkedHashMap<>();
         runs.forEach(r -> bySetup.computeIfAbsent(r.setup().replaceAll(" #\\d+", ""), k -> new ArrayList<>()).add(r));
         String tables = table(runs) + (settings.windowRepeat() > 1 ? "\n" + medians(bySetup) : "")
-                + (againstStock(bySetup) ? "\n" + pooled(bySetup) : "");
+                + (againstStock(bySetup) ? "\n" + pooled(bySetup, bySetup.keySet().iterator().next()) : "")
+                + preloadingOff(bySetup).map(off -> "\n" + pooled(bySetup, off)).orElse("");
         Progress.say("%n%s", tables);
         try {
             Files.createDirectories(cells);
