@@ -57,7 +57,7 @@ public final class PreloadCoordinator implements AutoCloseable {
     private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
     /**
      * With persistent sessions and adaptive-load, how long the node must have had no request before the first pass
-     * starts at all (see {@link #quietStart}); looked at {@value #QUIET_START_SAMPLES} times over that time.
+     * starts at all (see {@link #quietStarts}); looked at {@value #QUIET_START_SAMPLES} times over that time.
      */
     static final Duration QUIET_START = Duration.ofSeconds(10);
     private static final int QUIET_START_SAMPLES = 10;
