@@ -11,9 +11,10 @@ import java.util.SplittableRandom;
  * a median of three p99s cannot tell a 10% difference from chance. Here each setup's requests of the window are pooled
  * over its restarts (three restarts at 10/s: the 3rd-slowest of 300), and a bootstrap that resamples first the
  * restarts, then the requests within each (a restart is the unit that varies most), gives a 90% interval for the
- * provider's p99 minus stock's. The window is then <em>no worse</em> when the whole interval is within the criterion's
- * tolerance (10% of stock's pooled p99, or 50 ms if that is more), <em>worse</em> when all of it is above, and
- * <em>not decided</em> when the restarts measured cannot say.
+ * candidate's p99 minus the reference's. The window is then <em>no worse</em> when the whole interval is within the
+ * criterion's tolerance (10% of the reference's pooled p99, or 50 ms if that is more), <em>worse</em> when all of it is
+ * above, and <em>not decided</em> when the restarts measured cannot say. The reference is stock, or preloading=false on
+ * the provider's own cluster (what preloading itself costs).
  */
 final class PooledComparison {
 
@@ -32,8 +33,11 @@ final class PooledComparison {
         }
     }
 
-    /** Pooled p99s (ms), the 90% interval of their difference (provider minus stock, ms) and what it says. */
-    record Result(double stockP99, double providerP99, double low, double high, Verdict verdict) {
+    /**
+     * Pooled p99s (ms) of the reference (stock, or preloading=false) and the candidate, the 90% interval of their
+     * difference (candidate minus reference, ms) and what it says.
+     */
+    record Result(double referenceP99, double candidateP99, double low, double high, Verdict verdict) {
     }
 
     private static final int RESAMPLES = 2000;
@@ -44,26 +48,26 @@ final class PooledComparison {
     }
 
     /**
-     * @param stock    per restart of stock, the latencies (ms) of the window's successful requests
-     * @param provider the same for the provider's setup
+     * @param reference per restart of the reference setup, the latencies (ms) of the window's successful requests
+     * @param candidate the same for the setup compared with it
      */
-    static Result compare(List<List<Double>> stock, List<List<Double>> provider) {
-        double stockP99 = pooledP99(stock);
-        double providerP99 = pooledP99(provider);
-        if (Double.isNaN(stockP99) || Double.isNaN(providerP99)) {
-            return new Result(stockP99, providerP99, Double.NaN, Double.NaN, Verdict.NOT_DECIDED);
+    static Result compare(List<List<Double>> reference, List<List<Double>> candidate) {
+        double referenceP99 = pooledP99(reference);
+        double candidateP99 = pooledP99(candidate);
+        if (Double.isNaN(referenceP99) || Double.isNaN(candidateP99)) {
+            return new Result(referenceP99, candidateP99, Double.NaN, Double.NaN, Verdict.NOT_DECIDED);
         }
         SplittableRandom random = new SplittableRandom(SEED);
         double[] differences = new double[RESAMPLES];
         for (int i = 0; i < RESAMPLES; i++) {
-            differences[i] = p99(resample(provider, random)) - p99(resample(stock, random));
+            differences[i] = p99(resample(candidate, random)) - p99(resample(reference, random));
         }
         Arrays.sort(differences);
         double low = differences[(int) (0.05 * RESAMPLES)];
         double high = differences[(int) (0.95 * RESAMPLES) - 1];
-        double tolerance = Math.max(0.1 * stockP99, 50);
+        double tolerance = Math.max(0.1 * referenceP99, 50);
         Verdict verdict = high <= tolerance ? Verdict.NO_WORSE : low > tolerance ? Verdict.WORSE : Verdict.NOT_DECIDED;
-        return new Result(stockP99, providerP99, low, high, verdict);
+        return new Result(referenceP99, candidateP99, low, high, verdict);
     }
 
     /** The runs drawn with replacement, then each drawn run's requests drawn with replacement, pooled. */

@@ -590,7 +590,7 @@ final class RestartWindow {
                 PooledComparison.Result r = PooledComparison.compare(referenceRuns, latencies(bySetup.get(setup), w));
                 counts.computeIfAbsent(setup, k -> new EnumMap<>(PooledComparison.Verdict.class))
                         .merge(r.verdict(), 1, Integer::sum);
-                out.append(String.format(Locale.ROOT, " %s, %s to %s, %s |", ms(r.providerP99()), signedMs(r.low()),
+                out.append(String.format(Locale.ROOT, " %s, %s to %s, %s |", ms(r.candidateP99()), signedMs(r.low()),
                         signedMs(r.high()), r.verdict()));
             }
             out.append('\n');

@@ -48,7 +48,7 @@ class PooledComparisonTest {
     void aTailTwiceAsLongInEveryRestartIsWorse() {
         Result result = PooledComparison.compare(runs(1, 3, 1000, 50, 400), runs(2, 3, 1000, 50, 800));
         assertThat(result.verdict()).as("%s", result).isEqualTo(Verdict.WORSE);
-        assertThat(result.providerP99()).isGreaterThan(result.stockP99());
+        assertThat(result.candidateP99()).isGreaterThan(result.referenceP99());
     }
 
     @Test
@@ -58,7 +58,7 @@ class PooledComparisonTest {
         provider.set(0, run(new SplittableRandom(3), 100, 50, 450));
         Result result = PooledComparison.compare(stock, provider);
         assertThat(result.verdict()).as("%s", result).isEqualTo(Verdict.NOT_DECIDED);
-        assertThat(result.low()).isLessThan(Math.max(50, 0.1 * result.stockP99())).as("%s", result);
+        assertThat(result.low()).isLessThan(Math.max(50, 0.1 * result.referenceP99())).as("%s", result);
         assertThat(result.high()).isGreaterThan(50).as("%s", result);
     }
 
@@ -66,7 +66,7 @@ class PooledComparisonTest {
     void aWindowWithoutRequestsIsNotDecided() {
         Result result = PooledComparison.compare(List.of(List.of(), List.of()), runs(2, 2, 100, 50, 150));
         assertThat(result.verdict()).isEqualTo(Verdict.NOT_DECIDED);
-        assertThat(result.stockP99()).isNaN();
+        assertThat(result.referenceP99()).isNaN();
     }
 
     @Test
