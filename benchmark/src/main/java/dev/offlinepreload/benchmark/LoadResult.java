@@ -12,6 +12,8 @@ import java.util.Optional;
  * @param batch        our batch size, or Keycloak 24's sessionsPerSegment (0 for the raw read)
  * @param workers      our workers per node (0 where it does not apply)
  * @param seconds      wall-clock time of the load
+ * @param fromReadySeconds for this provider: from the moment Keycloak said it had started to the end of the load, so a
+ *                     wait before the pass (the quiet start) counts; -1 where it does not apply
  * @param peakHeapMiB  highest heap occupancy right after a GC during the load (-1 if not measured)
  * @param liveHeapMiB  live heap after the load (full GC once idle; -1 if not measured)
  * @param dbSeconds    time PostgreSQL spent executing the loader's statements on the session tables
@@ -22,7 +24,7 @@ import java.util.Optional;
  * @param gcPauseSeconds total GC pause time during the load
  * @param note         e.g. "out of memory" when the load did not finish
  */
-record LoadResult(String loader, int sessions, int batch, int workers, double seconds, long peakHeapMiB,
+record LoadResult(String loader, int sessions, int batch, int workers, double seconds, double fromReadySeconds, long peakHeapMiB,
                   long liveHeapMiB, double dbSeconds, double dbCpuSeconds, double nodeCpuSeconds, double gcPauseSeconds,
                   String note) {
 
@@ -48,7 +50,7 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
     }
 
     LoadResult withLoader(String name) {
-        return new LoadResult(name, sessions, batch, workers, seconds, peakHeapMiB, liveHeapMiB, dbSeconds, dbCpuSeconds, nodeCpuSeconds,
+        return new LoadResult(name, sessions, batch, workers, seconds, fromReadySeconds, peakHeapMiB, liveHeapMiB, dbSeconds, dbCpuSeconds, nodeCpuSeconds,
                 gcPauseSeconds, note);
     }
 
@@ -61,12 +63,13 @@ record LoadResult(String loader, int sessions, int batch, int workers, double se
     }
 
     static String csvHeader() {
-        return "loader,sessions,batch,workers,seconds,sessions_per_s,peak_heap_mib,live_heap_mib,db_seconds,db_cpu_seconds,node_cpu_seconds,gc_pause_seconds,note";
+        return "loader,sessions,batch,workers,seconds,from_ready_seconds,sessions_per_s,peak_heap_mib,live_heap_mib,db_seconds,db_cpu_seconds,node_cpu_seconds,gc_pause_seconds,note";
     }
 
     String csv() {
         return String.join(",", loader, Integer.toString(sessions), Integer.toString(batch), Integer.toString(workers),
                 String.format(Locale.ROOT, "%.2f", seconds),
+                String.format(Locale.ROOT, "%.2f", fromReadySeconds),
                 String.format(Locale.ROOT, "%.0f", sessionsPerSecond()),
                 Long.toString(peakHeapMiB), Long.toString(liveHeapMiB),
                 String.format(Locale.ROOT, "%.2f", dbSeconds),

@@ -32,6 +32,8 @@ final class LoaderComparison {
     /** A pass's summary (not the line that ends a volatile pass's hot stage). */
     private static final Pattern OUR_END = Pattern.compile(
             "Offline session preload on \\S+ (finished|stopped|gave up)[^:]* in [0-9.]+ s: \\d+ loaded");
+    /** Keycloak's line once it has started and serves requests: "Keycloak 26.7.4 on JVM (powered by Quarkus …) started in 9.1s." */
+    private static final String KEYCLOAK_STARTED = ") started in ";
     private static final String KC24_START = "Start pre-loading userSessions from persistent storage";
     private static final String KC24_END = "Pre-loading userSessions from persistent storage finished";
 
@@ -232,7 +234,7 @@ final class LoaderComparison {
             }
         }
         Progress.say("raw read of %d sessions: %.2f s, database CPU %.2f s", size, best, bestCpu);
-        return new LoadResult(LoadResult.RAW, size, 0, 1, best, -1, -1, best, bestCpu, -1, 0, "");
+        return new LoadResult(LoadResult.RAW, size, 0, 1, best, -1, -1, -1, best, bestCpu, -1, 0, "");
     }
 
     private LoadResult measureOurs(KeycloakNode node, Database db, int size, int batch, int workers, String heapNote) {
@@ -264,11 +266,14 @@ final class LoaderComparison {
         double nodeCpuSeconds = ContainerCpu.seconds(node) - startupCpu;
         NodeMetrics metrics = NodeMetrics.scrape(node);
         double seconds = metrics.value("keycloak_offline_preload_last_pass_seconds");
+        String ready = lastLine(node, l -> l.contains(KEYCLOAK_STARTED));
+        String end = lastLine(node, l -> OUR_END.matcher(l).find());
+        double fromReady = ready == null ? -1 : Duration.between(NodeLog.timeOf(ready), NodeLog.timeOf(end)).toMillis() / 1000.0;
         long loaded = metrics.preloaded("loaded");
         double dbSeconds = db.sessionTableSeconds();
         db.topStatements(6).forEach(line -> Progress.say("ours: db %s", line));
         Progress.say("ours: %s", lastLine(node, l -> OUR_PLANNED.matcher(l).find())); // its time: when planning ended
-        Progress.say("ours: %s", lastLine(node, l -> OUR_END.matcher(l).find()));
+        Progress.say("ours: %s", end);
         GcLog.Window gc = settings.otherCollector() == null ? awaitWindow(node, l -> true, l -> OUR_END.matcher(l).find())
                 : GcLog.window(node.log().linesSinceStart(), l -> true, l -> OUR_END.matcher(l).find());
         if (settings.jfrSeconds() > 0) {
@@ -278,7 +283,7 @@ final class LoaderComparison {
         if (loaded < size) {
             note = (note + " loaded only " + loaded).trim();
         }
-        LoadResult result = new LoadResult(loader, size, batch, workers, seconds, gc.peakAfterGcBytes() >> 20,
+        LoadResult result = new LoadResult(loader, size, batch, workers, seconds, fromReady, gc.peakAfterGcBytes() >> 20,
                 gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds, dbCpuSeconds, nodeCpuSeconds,
                 gc.pauseMillis() / 1000, note);
         Progress.say("ours: %s", result.csv());
@@ -311,7 +316,7 @@ final class LoaderComparison {
         if (settings.jfrSeconds() > 0) {
             copyProfile(node, "kc24-" + size + "-s" + segment, heapNote);
         }
-        LoadResult result = new LoadResult(LoadResult.KC24, size, segment, 0, seconds,
+        LoadResult result = new LoadResult(LoadResult.KC24, size, segment, 0, seconds, -1,
                 gc.peakAfterGcBytes() >> 20, gc.liveAfterBytes() == null ? -1 : gc.liveAfterBytes() >> 20, dbSeconds,
                 dbCpuSeconds, nodeCpuSeconds, gc.pauseMillis() / 1000, heapNote == null ? "" : heapNote);
         Progress.say("Keycloak 24: %s", result.csv());
@@ -324,7 +329,7 @@ final class LoaderComparison {
         Progress.say("%s, %d sessions, batch %d: %s", loader, size, batch, note);
         // also a container that exited (out of memory): Testcontainers' start() does nothing while it still holds one
         node.stop();
-        return new LoadResult(loader, size, batch, workers, 0, -1, -1, 0, -1, -1, 0, note);
+        return new LoadResult(loader, size, batch, workers, 0, -1, -1, -1, 0, -1, -1, 0, note);
     }
 
     private static GcLog.Window awaitWindow(KeycloakNode node, Predicate<String> start, Predicate<String> end) {
