@@ -172,26 +172,31 @@ public final class PreloadCoordinator implements AutoCloseable {
     /** @return false if the node began to shut down meanwhile */
     private boolean awaitQuietStart() throws InterruptedException {
         metrics.state(PreloadState.WAITING_FOR_QUIET);
-        log.infof("Offline session preload on %s starts once the node has had no request for %d s (persistent sessions, "
-                + "adaptive-load)", store.nodeName(), quietStart.toSeconds());
+        log.infof("Offline session preload on %s starts once the node has had no request for %s (persistent sessions, "
+                + "adaptive-load)", store.nodeName(), span(quietStart));
         long sampleMillis = Math.max(1, quietStart.toMillis() / QUIET_START_SAMPLES);
         int quiet = 0;
         for (int looks = 1; !closing; looks++) {
             Thread.sleep(sampleMillis);
             quiet = store.busyRequests() == 0 ? quiet + 1 : 0;
             if (quiet >= QUIET_START_SAMPLES) {
-                log.debugf("Offline session preload on %s: no request for %d s, the first pass begins", store.nodeName(),
-                        quietStart.toSeconds());
+                log.debugf("Offline session preload on %s: no request for %s, the first pass begins", store.nodeName(),
+                        span(quietStart));
                 return true;
             }
             if (looks >= QUIET_START_SAMPLES * QUIET_START_PATIENCE) {
-                log.infof("Offline session preload on %s: the node has not been quiet for %d s in %d s; the first pass "
+                log.infof("Offline session preload on %s: the node has not been quiet for %s in %s; the first pass "
                         + "begins all the same, loading only in quiet seconds or at its floor", store.nodeName(),
-                        quietStart.toSeconds(), quietStart.toSeconds() * QUIET_START_PATIENCE);
+                        span(quietStart), span(quietStart.multipliedBy(QUIET_START_PATIENCE)));
                 return true;
             }
         }
         return false;
+    }
+
+    /** "10 s", or "300 ms" for the short waits of the unit tests. */
+    private static String span(Duration duration) {
+        return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
     }
 
     /** @return the topology id the pass ended for (a failed pass counts: no retry loop until the next change) */
