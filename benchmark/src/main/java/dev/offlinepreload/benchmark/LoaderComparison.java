@@ -3,7 +3,6 @@ package dev.offlinepreload.benchmark;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
-import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -266,9 +265,8 @@ final class LoaderComparison {
         double nodeCpuSeconds = ContainerCpu.seconds(node) - startupCpu;
         NodeMetrics metrics = NodeMetrics.scrape(node);
         double seconds = metrics.value("keycloak_offline_preload_last_pass_seconds");
-        String ready = lastLine(node, l -> l.contains(KEYCLOAK_STARTED));
-        String end = lastLine(node, l -> OUR_END.matcher(l).find());
-        double fromReady = ready == null ? -1 : Duration.between(NodeLog.timeOf(ready), NodeLog.timeOf(end)).toMillis() / 1000.0;
+        String end = lastLine(node.log().linesSinceStart(), l -> OUR_END.matcher(l).find());
+        double fromReady = fromReadySeconds(node.log().linesSinceStart());
         long loaded = metrics.preloaded("loaded");
         double dbSeconds = db.sessionTableSeconds();
         db.topStatements(6).forEach(line -> Progress.say("ours: db %s", line));
@@ -308,9 +306,7 @@ final class LoaderComparison {
         if (start == null || end == null) {
             throw new IllegalStateException("Keycloak 24 logged no pre-loading lines; is the DEBUG category right? " + lines.size());
         }
-        LocalDateTime from = NodeLog.timeOf(start);
-        LocalDateTime to = NodeLog.timeOf(end);
-        double seconds = Duration.between(from, to).toMillis() / 1000.0;
+        double seconds = NodeLog.secondsBetween(start, end);
         double dbSeconds = db.sessionTableSeconds();
         GcLog.Window gc = GcLog.window(node.log().linesSinceStart(), l -> l.contains(KC24_START), l -> l.contains(KC24_END));
         if (settings.jfrSeconds() > 0) {
@@ -346,8 +342,21 @@ final class LoaderComparison {
                 .until(() -> GcLog.firstPeriodicLive(node.log().linesSinceStart()), Objects::nonNull);
     }
 
+    /**
+     * Seconds from Keycloak's "started" line to the end of this provider's pass in a node's log, so that a wait before
+     * the pass (the quiet start) counts; -1 without a "started" line.
+     */
+    static double fromReadySeconds(List<String> lines) {
+        String ready = lastLine(lines, l -> l.contains(KEYCLOAK_STARTED));
+        String end = lastLine(lines, l -> OUR_END.matcher(l).find());
+        return ready == null || end == null ? -1 : NodeLog.secondsBetween(ready, end);
+    }
+
     private static String lastLine(KeycloakNode node, Predicate<String> match) {
-        List<String> lines = node.log().linesSinceStart();
+        return lastLine(node.log().linesSinceStart(), match);
+    }
+
+    private static String lastLine(List<String> lines, Predicate<String> match) {
         for (int i = lines.size() - 1; i >= 0; i--) {
             if (match.test(lines.get(i))) {
                 return lines.get(i);

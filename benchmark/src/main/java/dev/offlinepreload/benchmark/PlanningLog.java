@@ -1,7 +1,5 @@
 package dev.offlinepreload.benchmark;
 
-import java.time.Duration;
-import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -75,12 +73,7 @@ final class PlanningLog {
             } else if (from >= 0) {
                 Optional<Plan> plan = plan(lines.get(i));
                 if (plan.isPresent()) {
-                    LocalDateTime start = NodeLog.timeOf(lines.get(from));
-                    LocalDateTime end = NodeLog.timeOf(lines.get(i));
-                    if (start == null || end == null) {
-                        throw new IllegalStateException("no time stamp on the planning lines: " + lines.get(from));
-                    }
-                    return Optional.of(new Window(from, i, Duration.between(start, end).toMillis() / 1000.0, plan.get()));
+                    return Optional.of(new Window(from, i, NodeLog.secondsBetween(lines.get(from), lines.get(i)), plan.get()));
                 }
             }
         }

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -83,6 +84,16 @@ public final class NodeLog implements Consumer<OutputFrame> {
             }
         }
         throw new AssertionError("no log line contains '" + text + "'");
+    }
+
+    /** Seconds from one log line's time stamp to another's. */
+    public static double secondsBetween(String from, String to) {
+        LocalDateTime start = timeOf(from);
+        LocalDateTime end = timeOf(to);
+        if (start == null || end == null) {
+            throw new IllegalStateException("no time stamp on the log line: " + (start == null ? from : to));
+        }
+        return Duration.between(start, end).toMillis() / 1000.0;
     }
 
     /** The time stamp Keycloak's log format puts at the start of a line, or null. */
