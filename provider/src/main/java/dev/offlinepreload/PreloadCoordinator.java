@@ -39,7 +39,7 @@ import org.jboss.logging.Logger;
 
 /**
  * One load pass per settled topology, on a background thread. With persistent sessions and adaptive-load the first
- * pass starts only once the node has had no request for {@link #QUIET_START} ({@link #quietStarts}). A pass: gate
+ * pass starts only once the node has been quiet ({@link #quietStarts}). A pass: gate
  * (both offline caches settled) → count (what the database holds against what the caches take) → plan (what this node
  * owns and does not hold whole, within that capacity) → run (workers, batches) → check (what the caches still hold of
  * it) → report (logs, metrics, and once per topology a WARN with the max-count values that would hold every session).
@@ -57,10 +57,17 @@ public final class PreloadCoordinator implements AutoCloseable {
     private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
     /**
      * With persistent sessions and adaptive-load, how long the node must have had no request before the first pass
-     * starts at all (see {@link #quietStarts}); looked at {@value #QUIET_START_SAMPLES} times over that time.
+     * starts at all, if it has seen a request or not every node has said it started (see {@link #quietStarts});
+     * looked at {@value #QUIET_START_LOOKS} times over that time.
      */
     static final Duration QUIET_START = Duration.ofSeconds(10);
-    private static final int QUIET_START_SAMPLES = 10;
+    private static final int QUIET_START_LOOKS = 20;
+    /**
+     * Of those looks, how many in a row without a request suffice once every expected node has said it started, before
+     * the node has seen a request: 5 s. A restarting cluster's traffic comes once its last node is ready (on the
+     * benchmark's machine 1.5–3 s after it joined), so a node that saw none in 5 s after that has no traffic to protect.
+     */
+    private static final int STARTED_QUIET_LOOKS = 10;
     /**
      * The longest the quiet start waits, in quiet starts: five minutes. A node that is never quiet for 10 s then starts
      * its pass anyway, whose governor keeps a floor after five more minutes without a quiet second, so every load
@@ -135,15 +142,21 @@ public final class PreloadCoordinator implements AutoCloseable {
     private void watch() {
         long loadedFor = Long.MIN_VALUE;
         try {
-            if (quietStarts() && !awaitQuietStart()) {
-                return;
+            boolean quietSeen = false;
+            if (quietStarts()) {
+                QuietStart waited = awaitQuietStart();
+                if (waited == QuietStart.SHUT_DOWN) {
+                    return;
+                }
+                quietSeen = waited == QuietStart.QUIET;
             }
             while (!closing) {
                 TopologySnapshot now = store.topology();
                 if (now.id() != loadedFor) {
                     // Only the first pass waits for the expected cluster size; a re-warm just needs a settled topology.
                     boolean first = !firstPass.isDone();
-                    loadedFor = pass(first ? config.expectedClusterSize() : 1, first ? config.joinTimeout() : Duration.ZERO);
+                    loadedFor = pass(first ? config.expectedClusterSize() : 1, first ? config.joinTimeout() : Duration.ZERO,
+                            first && quietSeen);
                     firstPass.complete(null);
                 } else {
                     Thread.sleep(WATCH_INTERVAL.toMillis());
@@ -157,7 +170,7 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     /**
-     * Whether the first pass starts only once the node has been quiet for {@link #QUIET_START}: with persistent sessions
+     * Whether the first pass starts only once the node has been quiet ({@link #awaitQuietStart}): with persistent sessions
      * (Keycloak's default) and adaptive-load, unless startup waits for the load (hold-readiness). There a cached session
      * saves a refresh or an introspection no database statement (each reads the rows anyway), so nothing is lost by
      * waiting, and the load waits for a quiet node anyway ({@link AdaptiveLimit}). Until then this provider runs nothing
@@ -169,29 +182,54 @@ public final class PreloadCoordinator implements AutoCloseable {
         return config.adaptiveLoad() && !config.holdReadiness() && !store.volatileSessions();
     }
 
-    /** @return false if the node began to shut down meanwhile */
-    private boolean awaitQuietStart() throws InterruptedException {
+    /** How the quiet start ended. */
+    enum QuietStart {
+        /** The node was quiet: the first pass loads from its first quiet tick. */
+        QUIET,
+        /** The node was never quiet for long enough within the patience: the pass begins, and its governor waits. */
+        PATIENCE_RAN_OUT,
+        /** The node is shutting down. */
+        SHUT_DOWN
+    }
+
+    /**
+     * Waits, looking at the request counter {@value #QUIET_START_LOOKS} times per {@link #QUIET_START}, until the node
+     * has had no request for half of it since every one of the expected-cluster-size nodes said it started (a node
+     * with no traffic loses 5 s), or for all of it once it has seen a request or if that signal does not come (a peer
+     * without this provider never gives it). Asks whether the cluster has started only until it has, and not after a
+     * request: a node that serves traffic waits for 10 quiet seconds, as in the restart windows that measured it.
+     */
+    private QuietStart awaitQuietStart() throws InterruptedException {
         metrics.state(PreloadState.WAITING_FOR_QUIET);
-        log.infof("Offline session preload on %s starts once the node has had no request for %s (persistent sessions, "
-                + "adaptive-load)", store.nodeName(), span(quietStart));
-        long sampleMillis = Math.max(1, quietStart.toMillis() / QUIET_START_SAMPLES);
+        log.infof("Offline session preload on %s starts once the node has had no request for %s after all %d nodes have "
+                + "started, or for %s (persistent sessions, adaptive-load)", store.nodeName(),
+                span(quietStart.multipliedBy(STARTED_QUIET_LOOKS).dividedBy(QUIET_START_LOOKS)),
+                config.expectedClusterSize(), span(quietStart));
+        long lookMillis = Math.max(1, quietStart.toMillis() / QUIET_START_LOOKS);
         int quiet = 0;
+        int startedQuiet = 0;
+        boolean sawRequest = false;
+        boolean started = false;
         for (int looks = 1; !closing; looks++) {
-            Thread.sleep(sampleMillis);
-            quiet = store.busyRequests() == 0 ? quiet + 1 : 0;
-            if (quiet >= QUIET_START_SAMPLES) {
+            Thread.sleep(lookMillis);
+            boolean idle = store.busyRequests() == 0;
+            sawRequest |= !idle;
+            quiet = idle ? quiet + 1 : 0;
+            started = started || !sawRequest && store.clusterStarted(config.expectedClusterSize());
+            startedQuiet = idle && started ? startedQuiet + 1 : 0;
+            if (quiet >= QUIET_START_LOOKS || !sawRequest && startedQuiet >= STARTED_QUIET_LOOKS) {
                 log.debugf("Offline session preload on %s: no request for %s, the first pass begins", store.nodeName(),
-                        span(quietStart));
-                return true;
+                        span(Duration.ofMillis(lookMillis * quiet)));
+                return QuietStart.QUIET;
             }
-            if (looks >= QUIET_START_SAMPLES * QUIET_START_PATIENCE) {
+            if (looks >= QUIET_START_LOOKS * QUIET_START_PATIENCE) {
                 log.infof("Offline session preload on %s: the node has not been quiet for %s in %s; the first pass "
                         + "begins all the same, loading only in quiet seconds or at its floor", store.nodeName(),
                         span(quietStart), span(quietStart.multipliedBy(QUIET_START_PATIENCE)));
-                return true;
+                return QuietStart.PATIENCE_RAN_OUT;
             }
         }
-        return false;
+        return QuietStart.SHUT_DOWN;
     }
 
     /** "10 s", or "300 ms" for the short waits of the unit tests. */
@@ -199,8 +237,11 @@ public final class PreloadCoordinator implements AutoCloseable {
         return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
     }
 
-    /** @return the topology id the pass ended for (a failed pass counts: no retry loop until the next change) */
-    private long pass(int expectedMembers, Duration joinTimeout) {
+    /**
+     * @param quietSeen whether the quiet start has just seen the node quiet: its first governor need not wait again
+     * @return the topology id the pass ended for (a failed pass counts: no retry loop until the next change)
+     */
+    private long pass(int expectedMembers, Duration joinTimeout, boolean quietSeen) {
         long start = System.nanoTime();
         metrics.state(PreloadState.WAITING_FOR_NODES);
         ClusterGate gate = new ClusterGate(store.nodeName(), store::topology, () -> closing);
@@ -210,7 +251,8 @@ public final class PreloadCoordinator implements AutoCloseable {
             topology = gate.await(expectedMembers, joinTimeout);
             boolean repaired = false;
             while (topology != null) {
-                outcome = loadFor(topology);
+                outcome = loadFor(topology, quietSeen);
+                quietSeen = false;
                 if (outcome == PassOutcome.DONE && lastShortfall.sessions() > 0 && !repaired) {
                     // Something took entries from under the pass (a clear, a rebalance, eviction): load what is
                     // missing once more, and report that pass too. Only once: a cache that keeps dropping entries
@@ -252,15 +294,16 @@ public final class PreloadCoordinator implements AutoCloseable {
      * every key and the capacity count: seconds of CPU on a cold node), waits for the governor, as it is CPU that a
      * node's first requests would otherwise meet. The check after the pass covers both stages.
      */
-    private PassOutcome loadFor(TopologySnapshot topology) throws InterruptedException {
+    private PassOutcome loadFor(TopologySnapshot topology, boolean quietSeen) throws InterruptedException {
         boolean hotFirst = store.volatileSessions() && !config.hotWindow().isZero();
         BooleanSupplier stopped = () -> closing || store.topologyId() != topology.id();
         RateLimit rate = new RateLimit(config.maxSessionsPerSecond(), System::nanoTime);
         List<LoadStats> stages = new ArrayList<>(2);
         // Removals are watched from the first stage's load on, not earlier: the window keeps every removal until it
         // closes, and a node may wait minutes for a quiet second. With a hot stage, from before its load (below).
-        try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad()),
-                store::busyRequests, () -> store.allStarted(topology.members()), metrics::loadLimit, hotFirst).start();
+        try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad(), quietSeen),
+                store::busyRequests, () -> store.clusterStarted(topology.members().size()), metrics::loadLimit,
+                hotFirst).start();
              SessionStore.RemovalWindow removals = hotFirst ? store.watchRemovals() : null) {
             if (hotFirst) {
                 PassOutcome ended = loadHot(topology, governor, rate, stopped, stages);
@@ -268,7 +311,7 @@ public final class PreloadCoordinator implements AutoCloseable {
                     return ended;
                 }
             }
-            if (config.adaptiveLoad()) {
+            if (config.adaptiveLoad() && !quietSeen) {
                 log.infof("Offline session preload on %s plans and loads %sonce the node is quiet (adaptive-load: no "
                         + "request at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
                         store.nodeName(), stages.isEmpty() ? "" : "the rest ", topology.members().size());

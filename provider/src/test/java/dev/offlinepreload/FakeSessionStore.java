@@ -151,12 +151,15 @@ final class FakeSessionStore implements SessionStore {
         return Math.max(busyRequests, arrivals.getAndSet(0) > 0 ? 1 : 0);
     }
 
-    /** Whether every member has started, as the governor asks. */
+    /** Whether every member has started, as the quiet start and the governor ask. */
     volatile boolean allStarted = true;
+    /** How often the cluster was asked whether it has started. */
+    final AtomicInteger startedCalls = new AtomicInteger();
 
     @Override
-    public boolean allStarted(List<String> members) {
-        return allStarted;
+    public boolean clusterStarted(int expectedMembers) {
+        startedCalls.incrementAndGet();
+        return allStarted && topology.get().members().size() >= expectedMembers;
     }
 
     @Override

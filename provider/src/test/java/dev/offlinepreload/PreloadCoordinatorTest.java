@@ -104,8 +104,12 @@ class PreloadCoordinatorTest {
     }
 
     private CompletableFuture<Void> start(PreloadConfig config) {
+        return start(config, QUIET_START);
+    }
+
+    private CompletableFuture<Void> start(PreloadConfig config, Duration quietStart) {
         coordinator = new PreloadCoordinator(config, store, metrics, new CapacityLog(capacityWarnings::add, capacityWarnings::add),
-                QUIET_START);
+                quietStart);
         return coordinator.start();
     }
 
@@ -509,6 +513,52 @@ class PreloadCoordinatorTest {
     }
 
     @Test
+    void aNodeWithNoTrafficLoadsHalfTheQuietStartAfterEveryNodeHasStartedWithoutTheGovernorWaitingAgain() throws Exception {
+        // With the quiet start of 4 s: the pass begins after 2 s and its governor runs at its first quiet tick. Without
+        // the started signal's shortcut the quiet start alone takes 4 s, and a governor that waits again 2 s more.
+        store.allStarted = true;
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true"), Duration.ofSeconds(4));
+        firstPass.get(3_500, TimeUnit.MILLISECONDS);
+        assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+        assertThat(logLines()).noneMatch(l -> l.contains("plans and loads once the node is quiet"));
+    }
+
+    @Test
+    void aNodeThatHasSeenARequestWaitsTheWholeQuietStartThoughEveryNodeHasStarted() throws Exception {
+        store.allStarted = true;
+        store.arrived(); // the traffic came, then paused
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true"), Duration.ofSeconds(4));
+        Thread.sleep(3_000);
+        assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
+        assertThat(store.planCalls).hasValue(0);
+        assertThat(store.startedCalls).as("asked whether the cluster started after a request").hasValue(0);
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
+    void withoutEveryNodesStartedSignalTheWholeQuietStartThenTheGovernorDoesNotWaitItsTenSecondsAgain() throws Exception {
+        store.allStarted = false; // a peer without this provider never says it started
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true"), Duration.ofSeconds(1));
+        Thread.sleep(700);
+        assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
+        firstPass.get(5, TimeUnit.SECONDS);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
+    void theQuietStartWaitsForTheExpectedClusterSizeNotJustForTheNodesThereNow() throws Exception {
+        store.allStarted = true; // the one member has started; two more are expected
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "expected-cluster-size", "3",
+                "join-timeout-seconds", "1"), Duration.ofSeconds(4));
+        Thread.sleep(3_000);
+        assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
+        assertThat(store.startedCalls.get()).isPositive();
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Test
     void aNodeThatIsNeverQuietStartsItsPassAfterTheQuietStartsPatience() throws Exception {
         store.busyRequests = 1;
         long began = System.nanoTime();
@@ -601,7 +651,8 @@ class PreloadCoordinatorTest {
     @Test
     void withAdaptiveLoadAQuietPassCountsItsQuietSecondsFromTheMomentEveryNodeHasStarted() throws Exception {
         store.allStarted = false; // a peer still starting: its traffic (and ours) comes once it is ready
-        start(config("adaptive-load", "true"));
+        // The governor's own wait: without the quiet start, which has waited already where it applies.
+        start(config("adaptive-load", "true", "hold-readiness", "true"));
         Thread.sleep(4_000); // twice the quiet seconds it needs once every node has started
         assertThat(store.planCalls).as("planned before every node had started").hasValue(0);
 

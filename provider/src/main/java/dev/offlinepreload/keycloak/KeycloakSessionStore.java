@@ -108,8 +108,9 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     }
 
     @Override
-    public boolean allStarted(List<String> members) {
-        return started.allStarted(members, caches.topology().members());
+    public boolean clusterStarted(int expectedMembers) {
+        List<String> members = caches.members();
+        return members.size() >= expectedMembers && started.allStarted(members, members);
     }
 
     @Override

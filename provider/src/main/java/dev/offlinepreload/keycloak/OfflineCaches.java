@@ -125,6 +125,15 @@ final class OfflineCaches {
                         key -> topology.getDistribution(key).isPrimary(), largestShare(hash));
     }
 
+    /** The members of the cluster as the sessions cache sees them now, without {@link #topology()}'s checks. */
+    List<String> members() {
+        DistributionManager distribution = sessions.getDistributionManager();
+        if (distribution == null) {
+            return List.of(String.valueOf(sessions.getCacheManager().getAddress()));
+        }
+        return distribution.getCacheTopology().getMembers().stream().map(String::valueOf).toList();
+    }
+
     /** {@link #topology()}'s id, without the rest: both caches' topology ids (0 for local caches). */
     long topologyId() {
         DistributionManager distribution = sessions.getDistributionManager();

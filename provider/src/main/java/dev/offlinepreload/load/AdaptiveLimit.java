@@ -16,8 +16,9 @@ import java.util.Locale;
  * {@value #STARTED_QUIET_TICKS} quiet ticks counted from the moment every member of the cluster has started (each
  * node says so in Keycloak's work cache when Keycloak has started on it), or {@value #FIRST_QUIET_TICKS} quiet ticks
  * in a row if that moment does not come (a member without this provider, or with preloading off, never says it). A
- * single node with no traffic thus loads 2 s after its start. Requests are counted as they arrive, so the first one
- * stops a load that began in that quiet within a tick.</li>
+ * single node with no traffic thus loads 2 s after its start. A pass that begins after the coordinator's quiet start
+ * has seen that quiet already and runs from its first quiet tick. Requests are counted as they arrive, so the first
+ * one stops a load that began in that quiet within a tick.</li>
  * <li>requests at work: 0 at once. The restart windows of docs/performance.md showed that any share the load takes
  * while requests are at work (even half a worker, and only while the node's threads found a CPU at once) raised the
  * requests' p99 two to four times for as long as the load ran, on a node warming up after a restart.</li>
@@ -61,11 +62,23 @@ public final class AdaptiveLimit {
      * @param adaptive false: always every worker (adaptive-load=false)
      */
     public AdaptiveLimit(int workers, boolean adaptive) {
+        this(workers, adaptive, false);
+    }
+
+    /**
+     * @param quietSeen whether the node has just been quiet for as long as a pass that has seen no request waits (the
+     *                  coordinator's quiet start): then the first quiet tick lets the load run
+     */
+    public AdaptiveLimit(int workers, boolean adaptive, boolean quietSeen) {
         this.max = workers;
         this.adaptive = adaptive;
         // Adaptive, nothing runs until the node has been quiet.
         this.limit = adaptive ? 0 : max;
         this.reason = adaptive ? "starting" : "adaptive-load=false";
+        if (quietSeen) {
+            quietTicks = FIRST_QUIET_TICKS;
+            startedQuietTicks = STARTED_QUIET_TICKS;
+        }
     }
 
     /**

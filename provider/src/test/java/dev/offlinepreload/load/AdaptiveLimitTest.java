@@ -63,6 +63,22 @@ class AdaptiveLimitTest {
     }
 
     @Test
+    void afterTheQuietStartTheFirstQuietTickLetsTheLoadRunAndARequestStillStopsIt() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true, true);
+        assertThat(limit.limit()).isZero();
+        quiet(limit, 1, STARTING);
+        assertThat(limit.limit()).as("no second wait, even without every node's signal").isEqualTo(1);
+        quiet(limit, 2, STARTING);
+        assertThat(limit.limit()).isEqualTo(4);
+        limit.update(BUSY, ON_TIME, STARTED);
+        assertThat(limit.limit()).isZero();
+        quiet(limit, AdaptiveLimit.QUIET_TICKS - 1);
+        assertThat(limit.limit()).as("after a request, a quiet second as ever").isZero();
+        quiet(limit, 1);
+        assertThat(limit.limit()).isEqualTo(1);
+    }
+
+    @Test
     void onceItHasSeenARequestAQuietSecondIsEnough() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         limit.update(BUSY, ON_TIME, STARTED);

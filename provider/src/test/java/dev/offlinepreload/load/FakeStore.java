@@ -42,7 +42,7 @@ class FakeStore implements SessionStore {
     }
 
     @Override
-    public boolean allStarted(List<String> members) {
+    public boolean clusterStarted(int expectedMembers) {
         return true;
     }
 
