@@ -150,7 +150,7 @@ final class PlanningScale {
         var started = node.startInBackground();
         await("the gate waits").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofMillis(250))
                 .until(() -> node.log().linesSinceStart().stream().anyMatch(l -> l.contains(GATE_WAITS)));
-        sleep(WARM_UP.minusSeconds(15));
+        RefreshLatency.sleep(WARM_UP.minusSeconds(15));
         Optional<PlanningLog.Histogram> before = sample(node);
         List<Long> beforeLive = PlanningLog.inspectionLiveBytes(node.log().linesSinceStart());
         long sampledBaseline = before.isPresent() && !beforeLive.isEmpty() ? beforeLive.get(beforeLive.size() - 1) : -1;
@@ -161,10 +161,10 @@ final class PlanningScale {
             if (sample(node).isPresent()) {
                 samples++;
             }
-            sleep(SAMPLE_GAP);
+            RefreshLatency.sleep(SAMPLE_GAP);
         }
         PlanningLog.Window sampledWindow = PlanningLog.window(node.log().linesSinceStart()).orElseThrow();
-        sleep(Duration.ofSeconds(3)); // the first batch, then the node idles
+        RefreshLatency.sleep(Duration.ofSeconds(3)); // the first batch, then the node idles
         Optional<PlanningLog.Histogram> retained = sample(node);
         started.join();
         List<String> sampled = node.log().linesSinceStart();
@@ -367,14 +367,5 @@ final class PlanningScale {
     static String label(int sessions) {
         return sessions % 1_000_000 == 0 ? sessions / 1_000_000 + "M" : sessions % 1000 == 0 ? sessions / 1000 + "k"
                 : Integer.toString(sessions);
-    }
-
-    private static void sleep(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 }

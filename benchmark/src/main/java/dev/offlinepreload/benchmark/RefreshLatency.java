@@ -288,11 +288,13 @@ final class RefreshLatency {
         }
     }
 
-    private static void sleep(Duration d) {
+    /** The benchmark's one sleep: an interrupt ends the run. */
+    static void sleep(Duration d) {
         try {
             Thread.sleep(d.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
     }
 }

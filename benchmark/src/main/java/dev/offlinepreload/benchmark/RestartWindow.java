@@ -188,9 +188,10 @@ final class RestartWindow {
 
     /** The first line of a cell's file: the settings its figures were taken with. */
     private String settingsLine() {
-        return String.format(Locale.ROOT, "<!-- %d nodes, %d sessions, %d tokens, %d s, %d repeats, setups %s, cap %d -->",
+        return String.format(Locale.ROOT, "<!-- %d nodes, %d sessions, %d tokens, %d s, %d repeats, setups %s, cap %d%s -->",
                 RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), seconds,
-                settings.windowRepeat(), String.join(",", settings.windowSetups()), settings.windowCap());
+                settings.windowRepeat(), String.join(",", settings.windowSetups()), settings.windowCap(),
+                settings.windowTrafficDelay() == 0 ? "" : ", traffic " + settings.windowTrafficDelay() + " s after ready");
     }
 
     private Path file(Cell c, String suffix) {
@@ -383,8 +384,10 @@ final class RestartWindow {
         List<Sample> samples = Collections.synchronizedList(new ArrayList<>());
         ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
         ScheduledExecutorService schedule = Executors.newSingleThreadScheduledExecutor();
-        long ready = System.nanoTime();
         Progress.say("%s, %s: every node ready at %s", cell.name(), setup, LocalTime.now());
+        // From here on "ready" is the traffic's start: the windows, the loads and the charts count from it.
+        RefreshLatency.sleep(Duration.ofSeconds(settings.windowTrafficDelay()));
+        long ready = System.nanoTime();
         AtomicLong loadedAt = new AtomicLong(-1);
         List<Loaded> loadedOverTime = Collections.synchronizedList(new ArrayList<>());
         int total = perSecond * seconds;
@@ -492,8 +495,11 @@ final class RestartWindow {
                 ? "each request to another seeded session, drawn at random from all (tokens minted with the realm's keys)"
                 : String.format(Locale.ROOT, "the requests cycling over %d real offline tokens", settings.windowTokens());
         out.append(String.format(Locale.ROOT, "Restart window: %d nodes, %d sessions, %s, %d requests/s "
-                + "for %d s from ready (open model: latency from each request's scheduled start)%n%n",
-                RefreshLatency.NODES, settings.windowSessions(), spread, cell.rate(), seconds));
+                + "for %d s from ready%s (open model: latency from each request's scheduled start)%n%n",
+                RefreshLatency.NODES, settings.windowSessions(), spread, cell.rate(), seconds,
+                settings.windowTrafficDelay() == 0 ? ""
+                        : " (the traffic began " + settings.windowTrafficDelay() + " s after every node was ready, "
+                        + "and the windows count from then)"));
         out.append("| window after ready |");
         runs.forEach(r -> out.append(' ').append(r.setup()).append(": p50 / p99 / max ms, errors |"));
         out.append("\n|---|").append("---|".repeat(runs.size())).append('\n');

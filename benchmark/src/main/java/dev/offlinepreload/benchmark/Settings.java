@@ -28,7 +28,9 @@ import java.util.Map;
  * access token; read-heavy: the same with userinfo calls), with each of {@code --window-spread} (default few,most:
  * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
  * drawn at random from them all, with tokens minted with the realm's keys), each window {@code --window-repeat}
- * times (default 1), the provider's setups alternating on one cluster; a cell already measured with the same settings is kept, not rerun). With {@code ours}, {@code --other-minors} (default: the older Keycloak
+ * times (default 1), the provider's setups alternating on one cluster; a cell already measured with the same settings is kept, not rerun;
+ * {@code --window-traffic-delay} seconds after every node is ready (default 0) before the traffic begins, as a load
+ * balancer that admits a node only some checks after it is ready; the windows count from the traffic's start). With {@code ours}, {@code --other-minors} (default: the older Keycloak
  * minors the testsuite runs on, e.g. 26.5.6; empty for none) adds the largest size at the defaults and with
  * adaptive-load=false on a node of each of those Keycloak versions, in the same run.
  */
@@ -38,7 +40,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
                 int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
                 List<String> windowSetups, List<String> windowMixes, List<String> windowSpreads, int windowRepeat,
-                int windowCap, List<String> otherMinors) {
+                int windowCap, int windowTrafficDelay, List<String> otherMinors) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -78,6 +80,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("window-spread", "few,most");
         options.put("window-repeat", "1");
         options.put("window-cap", Integer.toString(RefreshLatency.RATE_CAP));
+        options.put("window-traffic-delay", "0");
         // The older Keycloak minors the testsuite runs on (root pom): this provider's defaults load there too.
         options.put("other-minors", System.getProperty("offlinepreload.olderMinors", ""));
         for (String arg : args) {
@@ -108,7 +111,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 oneOf("window-setups", options.get("window-setups"), "stock", "defaults", "uncapped", "fixed", "off"),
                 oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
-                Integer.parseInt(options.get("window-cap")),
+                Integer.parseInt(options.get("window-cap")), Integer.parseInt(options.get("window-traffic-delay")),
                 Arrays.stream(options.get("other-minors").split(","))
                 .map(String::trim).filter(v -> !v.isEmpty()).toList());
     }

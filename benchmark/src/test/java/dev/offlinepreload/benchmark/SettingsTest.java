@@ -49,9 +49,12 @@ class SettingsTest {
         assertThat(defaults.windowRates()).containsExactly(40);
         assertThat(defaults.windowSetups()).containsExactly("stock", "defaults", "uncapped", "fixed");
         assertThat(defaults.windowCap()).isEqualTo(RefreshLatency.RATE_CAP);
-        Settings two = Settings.parse(new String[] {"--phases=window", "--window-rates=20,120", "--window-cap=5000"});
+        assertThat(defaults.windowTrafficDelay()).isZero();
+        Settings two = Settings.parse(new String[] {"--phases=window", "--window-rates=20,120", "--window-cap=5000",
+                "--window-traffic-delay=8"});
         assertThat(two.windowRates()).containsExactly(20, 120);
         assertThat(two.windowCap()).isEqualTo(5000);
+        assertThat(two.windowTrafficDelay()).isEqualTo(8);
     }
 
     @Test
