@@ -56,18 +56,25 @@ public final class PreloadCoordinator implements AutoCloseable {
     private static final Logger log = Logger.getLogger(PreloadCoordinator.class);
     private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
     /**
-     * With persistent sessions and adaptive-load, how long the node must have had no request before the first pass
-     * starts at all, if it has seen a request or not every node has said it started (see {@link #quietStarts});
-     * looked at {@value #QUIET_START_LOOKS} times over that time.
+     * With persistent sessions and adaptive-load, how long the node must have had no request, once it has seen one,
+     * before the first pass starts at all (see {@link #quietStarts}); looked at {@value #QUIET_START_LOOKS} times
+     * over that time.
      */
     static final Duration QUIET_START = Duration.ofSeconds(10);
     private static final int QUIET_START_LOOKS = 20;
     /**
-     * Of those looks, how many in a row without a request suffice once every expected node has said it started, before
-     * the node has seen a request: 5 s. A restarting cluster's traffic comes once its last node is ready (on the
-     * benchmark's machine 1.5–3 s after it joined), so a node that saw none in 5 s after that has no traffic to protect.
+     * Looks in a row without a request that suffice before the node has seen one, once at least expected-cluster-size
+     * nodes are members and every one has said it started: 5 s. A restarting cluster's traffic comes once its last
+     * node is ready (on the benchmark's machine up to 3.4 s after that node's marker), so a node that saw none in 5 s
+     * after it has no traffic to protect.
      */
     private static final int STARTED_QUIET_LOOKS = 10;
+    /**
+     * The same before the node has seen a request, while that signal has not come: 30 s. Members join the cluster
+     * 10–20 s before they have started (and say so), and a peer without this provider never says so; a load that
+     * began in that time met the restart's first requests (a node that started first, in restart window an).
+     */
+    private static final int UNSTARTED_QUIET_LOOKS = 60;
     /**
      * The longest the quiet start waits, in quiet starts: five minutes. A node that is never quiet for 10 s then starts
      * its pass anyway, whose governor keeps a floor after five more minutes without a quiet second, so every load
@@ -194,17 +201,18 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     /**
      * Waits, looking at the request counter {@value #QUIET_START_LOOKS} times per {@link #QUIET_START}, until the node
-     * has had no request for half of it since every one of the expected-cluster-size nodes said it started (a node
-     * with no traffic loses 5 s), or for all of it once it has seen a request or if that signal does not come (a peer
-     * without this provider never gives it). Asks whether the cluster has started only until it has, and not after a
-     * request: a node that serves traffic waits for 10 quiet seconds, as in the restart windows that measured it.
+     * has had no request: for 5 s since every one of the expected-cluster-size nodes said it started (a node with no
+     * traffic loses 5 s), for 30 s while that signal has not come, or for 10 s once it has seen a request. Asks whether
+     * the cluster has started only until it has, and not after a request: a node that serves traffic waits for 10
+     * quiet seconds, as in the restart windows that measured it.
      */
     private QuietStart awaitQuietStart() throws InterruptedException {
         metrics.state(PreloadState.WAITING_FOR_QUIET);
         log.infof("Offline session preload on %s starts once the node has had no request for %s after all %d nodes have "
-                + "started, or for %s (persistent sessions, adaptive-load)", store.nodeName(),
-                span(quietStart.multipliedBy(STARTED_QUIET_LOOKS).dividedBy(QUIET_START_LOOKS)),
-                config.expectedClusterSize(), span(quietStart));
+                + "started (%s without that signal; %s after a request) (persistent sessions, adaptive-load)",
+                store.nodeName(), span(quietStart.multipliedBy(STARTED_QUIET_LOOKS).dividedBy(QUIET_START_LOOKS)),
+                config.expectedClusterSize(), span(quietStart.multipliedBy(UNSTARTED_QUIET_LOOKS).dividedBy(QUIET_START_LOOKS)),
+                span(quietStart));
         long lookMillis = Math.max(1, quietStart.toMillis() / QUIET_START_LOOKS);
         int quiet = 0;
         int startedQuiet = 0;
@@ -217,7 +225,8 @@ public final class PreloadCoordinator implements AutoCloseable {
             quiet = idle ? quiet + 1 : 0;
             started = started || !sawRequest && store.clusterStarted(config.expectedClusterSize());
             startedQuiet = idle && started ? startedQuiet + 1 : 0;
-            if (quiet >= QUIET_START_LOOKS || !sawRequest && startedQuiet >= STARTED_QUIET_LOOKS) {
+            if (sawRequest ? quiet >= QUIET_START_LOOKS
+                    : startedQuiet >= STARTED_QUIET_LOOKS || quiet >= UNSTARTED_QUIET_LOOKS) {
                 log.debugf("Offline session preload on %s: no request for %s, the first pass begins", store.nodeName(),
                         span(Duration.ofMillis(lookMillis * quiet)));
                 return QuietStart.QUIET;

@@ -43,9 +43,11 @@ public enum PreloadOption {
                     + "while it serves requests."),
     ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
             "Let live requests go first: a pass plans and loads while the node is quiet (no request using sessions at "
-                    + "work for 1 s; before the pass has seen one, for 2 s after every node has started, or 10 s) and stops while any is at work; after five "
-                    + "minutes without a quiet second it keeps one worker 2% of the time, so every load finishes. "
-                    + "false = always every worker."),
+                    + "work for 1 s; before the pass has seen one, for 2 s after every node has started, or 10 s) and "
+                    + "stops while any is at work; with persistent sessions the first pass begins only after 5 s without "
+                    + "a request once every expected node has started (30 s without that signal, 10 s after a request). "
+                    + "After five minutes without a quiet second it keeps one worker 2% of the time, so every load "
+                    + "finishes. false = always every worker."),
     HOT_WINDOW_SECONDS("hot-window-seconds", "int", "3600",
             "Sessions refreshed within this many seconds before a pass, 0 to 2592000, are loaded first, most recent "
                     + "first, and even while adaptive-load holds the rest back: they are the ones refreshed again soon. "
