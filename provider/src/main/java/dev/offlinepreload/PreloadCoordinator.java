@@ -16,6 +16,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import dev.offlinepreload.cluster.ClusterGate;
+import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.load.AdaptiveLimit;
@@ -70,9 +71,10 @@ public final class PreloadCoordinator implements AutoCloseable {
      */
     private static final int STARTED_QUIET_LOOKS = 10;
     /**
-     * The same before the node has seen a request, while that signal has not come: 30 s. Members join the cluster
-     * 10–20 s before they have started (and say so), and a peer without this provider never says so; a load that
-     * began in that time met the restart's first requests (a node that started first, in restart window an).
+     * The same before the node has seen a request, once the expected members have joined but not every one has said
+     * it started: 30 s. Members join 10–20 s before they have started, and a peer without this provider never says so;
+     * a load that began while they were still starting met the restart's first requests (the node that started first,
+     * in restart window an). While fewer than expected have joined, the quiet start waits up to join-timeout-seconds.
      */
     private static final int UNSTARTED_QUIET_LOOKS = 60;
     /**
@@ -148,6 +150,7 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     private void watch() {
         long loadedFor = Long.MIN_VALUE;
+        long began = System.nanoTime();
         try {
             boolean quietSeen = false;
             if (quietStarts()) {
@@ -162,8 +165,10 @@ public final class PreloadCoordinator implements AutoCloseable {
                 if (now.id() != loadedFor) {
                     // Only the first pass waits for the expected cluster size; a re-warm just needs a settled topology.
                     boolean first = !firstPass.isDone();
-                    loadedFor = pass(first ? config.expectedClusterSize() : 1, first ? config.joinTimeout() : Duration.ZERO,
-                            first && quietSeen);
+                    // The first pass's join timeout counts from the start, the quiet start's wait included.
+                    Duration joinTimeout = first ? config.joinTimeout().minusNanos(System.nanoTime() - began) : Duration.ZERO;
+                    loadedFor = pass(first ? config.expectedClusterSize() : 1,
+                            joinTimeout.isNegative() ? Duration.ZERO : joinTimeout, first && quietSeen);
                     firstPass.complete(null);
                 } else {
                     Thread.sleep(WATCH_INTERVAL.toMillis());
@@ -202,9 +207,10 @@ public final class PreloadCoordinator implements AutoCloseable {
     /**
      * Waits, looking at the request counter {@value #QUIET_START_LOOKS} times per {@link #QUIET_START}, until the node
      * has had no request: for 5 s since every one of the expected-cluster-size nodes said it started (a node with no
-     * traffic loses 5 s), for 30 s while that signal has not come, or for 10 s once it has seen a request. Asks whether
-     * the cluster has started only until it has, and not after a request: a node that serves traffic waits for 10
-     * quiet seconds, as in the restart windows that measured it.
+     * traffic loses 5 s), for 30 s since they all joined if not every one says so, or for 10 s once it has seen a
+     * request. While fewer than expected have joined, up to join-timeout-seconds (the gate then waits only what is
+     * left of it). Asks how far the cluster has come only until it has started, and not after a request: a node that
+     * serves traffic waits for 10 quiet seconds, as in the restart windows that measured it.
      */
     private QuietStart awaitQuietStart() throws InterruptedException {
         metrics.state(PreloadState.WAITING_FOR_QUIET);
@@ -214,19 +220,25 @@ public final class PreloadCoordinator implements AutoCloseable {
                 config.expectedClusterSize(), span(quietStart.multipliedBy(UNSTARTED_QUIET_LOOKS).dividedBy(QUIET_START_LOOKS)),
                 span(quietStart));
         long lookMillis = Math.max(1, quietStart.toMillis() / QUIET_START_LOOKS);
+        long joinLooks = config.joinTimeout().toMillis() / lookMillis;
         int quiet = 0;
         int startedQuiet = 0;
+        int joinedQuiet = 0;
         boolean sawRequest = false;
-        boolean started = false;
+        ClusterStart cluster = ClusterStart.FORMING;
         for (int looks = 1; !closing; looks++) {
             Thread.sleep(lookMillis);
             boolean idle = store.busyRequests() == 0;
             sawRequest |= !idle;
             quiet = idle ? quiet + 1 : 0;
-            started = started || !sawRequest && store.clusterStarted(config.expectedClusterSize());
-            startedQuiet = idle && started ? startedQuiet + 1 : 0;
+            if (!sawRequest && cluster != ClusterStart.STARTED) {
+                cluster = store.clusterStart(config.expectedClusterSize());
+            }
+            startedQuiet = idle && cluster == ClusterStart.STARTED ? startedQuiet + 1 : 0;
+            joinedQuiet = idle && cluster != ClusterStart.FORMING ? joinedQuiet + 1 : 0;
             if (sawRequest ? quiet >= QUIET_START_LOOKS
-                    : startedQuiet >= STARTED_QUIET_LOOKS || quiet >= UNSTARTED_QUIET_LOOKS) {
+                    : startedQuiet >= STARTED_QUIET_LOOKS || joinedQuiet >= UNSTARTED_QUIET_LOOKS
+                    || looks >= joinLooks && quiet >= UNSTARTED_QUIET_LOOKS) {
                 log.debugf("Offline session preload on %s: no request for %s, the first pass begins", store.nodeName(),
                         span(Duration.ofMillis(lookMillis * quiet)));
                 return QuietStart.QUIET;
@@ -311,7 +323,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         // Removals are watched from the first stage's load on, not earlier: the window keeps every removal until it
         // closes, and a node may wait minutes for a quiet second. With a hot stage, from before its load (below).
         try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad(), quietSeen),
-                store::busyRequests, () -> store.clusterStarted(topology.members().size()), metrics::loadLimit,
+                store::busyRequests, () -> store.clusterStart(topology.members().size()) == ClusterStart.STARTED, metrics::loadLimit,
                 hotFirst).start();
              SessionStore.RemovalWindow removals = hotFirst ? store.watchRemovals() : null) {
             if (hotFirst) {

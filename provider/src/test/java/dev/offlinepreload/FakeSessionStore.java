@@ -16,6 +16,7 @@ import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 
+import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.ImportedSession;
@@ -157,9 +158,12 @@ final class FakeSessionStore implements SessionStore {
     final AtomicInteger startedCalls = new AtomicInteger();
 
     @Override
-    public boolean clusterStarted(int expectedMembers) {
+    public ClusterStart clusterStart(int expectedMembers) {
         startedCalls.incrementAndGet();
-        return allStarted && topology.get().members().size() >= expectedMembers;
+        if (topology.get().members().size() < expectedMembers) {
+            return ClusterStart.FORMING;
+        }
+        return allStarted ? ClusterStart.STARTED : ClusterStart.JOINED;
     }
 
     @Override

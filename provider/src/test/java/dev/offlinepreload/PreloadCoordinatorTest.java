@@ -549,14 +549,28 @@ class PreloadCoordinatorTest {
     }
 
     @Test
-    void theQuietStartWaitsForTheExpectedClusterSizeNotJustForTheNodesThereNow() throws Exception {
+    void theQuietStartWaitsForTheExpectedClusterSizeThenFiveSecondsOnceAllHaveStarted() throws Exception {
         store.allStarted = true; // the one member has started; two more are expected
-        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "expected-cluster-size", "3",
-                "join-timeout-seconds", "1"), Duration.ofSeconds(2));
-        Thread.sleep(3_000); // three times the 1 s it would wait had the three nodes started
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "expected-cluster-size", "3"),
+                Duration.ofSeconds(1));
+        Thread.sleep(4_000); // more than the 3 s it would wait had the three joined without saying they started
         assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
         assertThat(store.startedCalls.get()).isPositive();
-        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        store.moveTo(2, 3, id -> true); // the other two join, and have started
+        firstPass.get(2, TimeUnit.SECONDS);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
+    void aClusterThatNeverReachesTheExpectedSizeLoadsAfterTheJoinTimeoutCountedFromTheStart() throws Exception {
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "expected-cluster-size", "3",
+                "join-timeout-seconds", "4"), Duration.ofSeconds(1));
+        Thread.sleep(3_500);
+        assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
+        // After the join timeout of 4 s, with the gate's share of it spent already: not 4 s more.
+        firstPass.get(2, TimeUnit.SECONDS);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
+import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.ImportedSession;
@@ -108,9 +109,12 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     }
 
     @Override
-    public boolean clusterStarted(int expectedMembers) {
+    public ClusterStart clusterStart(int expectedMembers) {
         List<String> members = caches.members();
-        return members.size() >= expectedMembers && started.allStarted(members, members);
+        if (members.size() < expectedMembers) {
+            return ClusterStart.FORMING;
+        }
+        return started.allStarted(members, members) ? ClusterStart.STARTED : ClusterStart.JOINED;
     }
 
     @Override

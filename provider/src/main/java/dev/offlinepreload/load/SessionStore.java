@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 
+import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.Candidate;
@@ -32,11 +33,10 @@ public interface SessionStore {
     int busyRequests();
 
     /**
-     * Whether the cluster has at least this many members and every one has finished starting (Keycloak started on it,
-     * its HTTP listener opening): a restarting cluster's traffic comes once its last node is ready. Asked every 100 ms
-     * (the governor) or 500 ms (the quiet start) until it says yes.
+     * Whether the cluster has at least this many members, and whether every one has finished starting (Keycloak started
+     * on it, its HTTP listener opening). Asked every 100 ms (the governor) or 500 ms (the quiet start) until started.
      */
-    boolean clusterStarted(int expectedMembers);
+    ClusterStart clusterStart(int expectedMembers);
 
     /** Both offline caches' topology as this node sees it now. */
     TopologySnapshot topology();

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
+import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.plan.Batch;
 import dev.offlinepreload.plan.Candidate;
@@ -42,8 +43,8 @@ class FakeStore implements SessionStore {
     }
 
     @Override
-    public boolean clusterStarted(int expectedMembers) {
-        return true;
+    public ClusterStart clusterStart(int expectedMembers) {
+        return ClusterStart.STARTED;
     }
 
     @Override
