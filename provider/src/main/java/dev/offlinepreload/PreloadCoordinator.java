@@ -166,9 +166,8 @@ public final class PreloadCoordinator implements AutoCloseable {
                     // Only the first pass waits for the expected cluster size; a re-warm just needs a settled topology.
                     boolean first = !firstPass.isDone();
                     // The first pass's join timeout counts from the start, the quiet start's wait included.
-                    Duration joinTimeout = first ? config.joinTimeout().minusNanos(System.nanoTime() - began) : Duration.ZERO;
-                    loadedFor = pass(first ? config.expectedClusterSize() : 1,
-                            joinTimeout.isNegative() ? Duration.ZERO : joinTimeout, first && quietSeen);
+                    loadedFor = first ? pass(config.expectedClusterSize(), config.joinTimeout(), began, quietSeen)
+                            : pass(1, Duration.ZERO, System.nanoTime(), false);
                     firstPass.complete(null);
                 } else {
                     Thread.sleep(WATCH_INTERVAL.toMillis());
@@ -225,6 +224,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         int startedQuiet = 0;
         int joinedQuiet = 0;
         boolean sawRequest = false;
+        boolean saidForming = false;
         ClusterStart cluster = ClusterStart.FORMING;
         for (int looks = 1; !closing; looks++) {
             Thread.sleep(lookMillis);
@@ -233,6 +233,12 @@ public final class PreloadCoordinator implements AutoCloseable {
             quiet = idle ? quiet + 1 : 0;
             if (!sawRequest && cluster != ClusterStart.STARTED) {
                 cluster = store.clusterStart(config.expectedClusterSize());
+                if (cluster == ClusterStart.FORMING && !saidForming) {
+                    saidForming = true;
+                    log.infof("Offline session preload on %s waits for %d nodes to join and start (at most %d s, "
+                            + "join-timeout-seconds)", store.nodeName(), config.expectedClusterSize(),
+                            config.joinTimeout().toSeconds());
+                }
             }
             startedQuiet = idle && cluster == ClusterStart.STARTED ? startedQuiet + 1 : 0;
             joinedQuiet = idle && cluster != ClusterStart.FORMING ? joinedQuiet + 1 : 0;
@@ -259,17 +265,18 @@ public final class PreloadCoordinator implements AutoCloseable {
     }
 
     /**
+     * @param joinSince when the join timeout began ({@link System#nanoTime()})
      * @param quietSeen whether the quiet start has just seen the node quiet: its first governor need not wait again
      * @return the topology id the pass ended for (a failed pass counts: no retry loop until the next change)
      */
-    private long pass(int expectedMembers, Duration joinTimeout, boolean quietSeen) {
+    private long pass(int expectedMembers, Duration joinTimeout, long joinSince, boolean quietSeen) {
         long start = System.nanoTime();
         metrics.state(PreloadState.WAITING_FOR_NODES);
         ClusterGate gate = new ClusterGate(store.nodeName(), store::topology, () -> closing);
         TopologySnapshot topology = null;
         PassOutcome outcome = PassOutcome.SHUT_DOWN;
         try {
-            topology = gate.await(expectedMembers, joinTimeout);
+            topology = gate.await(expectedMembers, joinTimeout, joinSince);
             boolean repaired = false;
             while (topology != null) {
                 outcome = loadFor(topology, quietSeen);

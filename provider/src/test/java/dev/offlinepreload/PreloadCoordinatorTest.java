@@ -568,8 +568,10 @@ class PreloadCoordinatorTest {
                 "join-timeout-seconds", "4"), Duration.ofSeconds(1));
         Thread.sleep(3_500);
         assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
+        assertThat(logLines()).anyMatch(l -> l.contains("waits for 3 nodes to join and start (at most 4 s"));
         // After the join timeout of 4 s, with the gate's share of it spent already: not 4 s more.
         firstPass.get(2, TimeUnit.SECONDS);
+        assertThat(logLines()).anyMatch(l -> l.contains("waited 4 s for 3 nodes, 1 present"));
         assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
     }
 

@@ -35,7 +35,15 @@ public final class ClusterGate {
      * @return the settled topology to plan for, or null when the node is shutting down
      */
     public TopologySnapshot await(int expectedMembers, Duration timeout) throws InterruptedException {
-        long start = System.nanoTime();
+        return await(expectedMembers, timeout, System.nanoTime());
+    }
+
+    /**
+     * As {@link #await(int, Duration)}, with the timeout counted from {@code sinceNanos} ({@link System#nanoTime()}):
+     * the first pass's counts from the node's start, whatever waited before the gate.
+     */
+    public TopologySnapshot await(int expectedMembers, Duration timeout, long sinceNanos) throws InterruptedException {
+        long start = sinceNanos;
         long loggedAt = 0;
         while (!closing.getAsBoolean()) {
             TopologySnapshot snapshot = topology.get();

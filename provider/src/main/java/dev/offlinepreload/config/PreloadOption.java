@@ -33,8 +33,8 @@ public enum PreloadOption {
     EXPECTED_CLUSTER_SIZE("expected-cluster-size", "int", "1",
             "Nodes that must be in the cluster before the first load starts, 1 to 1000; 1 = do not wait."),
     JOIN_TIMEOUT_SECONDS("join-timeout-seconds", "int", "300",
-            "How long the first load waits for expected-cluster-size nodes, 0 to 86400 s; then it loads with the "
-                    + "nodes present and logs which they are."),
+            "How long the first load waits for expected-cluster-size nodes, 0 to 86400 s, counted from the node's "
+                    + "start; then it loads with the nodes present and logs which they are."),
     REVOCATION_RECHECK_SECONDS("revocation-recheck-seconds", "int", "30",
             "Seconds after import when each batch is checked against the database again, 1 to 3600, so that a "
                     + "session deleted without going through the caches while it was being loaded is removed again."),
