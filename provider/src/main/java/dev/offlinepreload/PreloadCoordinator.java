@@ -185,7 +185,7 @@ public final class PreloadCoordinator implements AutoCloseable {
      * (Keycloak's default) and adaptive-load, unless startup waits for the load (hold-readiness). There a cached session
      * saves a refresh or an introspection no database statement (each reads the rows anyway), so nothing is lost by
      * waiting, and the load waits for a quiet node anyway ({@link AdaptiveLimit}). Until then this provider runs nothing
-     * but one look per second at the request count: no gate polling the topology, no governor, no count, no plan. In the
+     * but two looks per second at the request count: no gate polling the topology, no governor, no count, no plan. In the
      * restart windows of docs/performance.md a node whose pass waited in the gate and the governor instead served its
      * first 40 s of traffic slower than the same node with preloading off (runs ag and ah).
      */
@@ -249,7 +249,8 @@ public final class PreloadCoordinator implements AutoCloseable {
                         span(Duration.ofMillis(lookMillis * quiet)));
                 return QuietStart.QUIET;
             }
-            if (looks >= QUIET_START_LOOKS * QUIET_START_PATIENCE) {
+            // A quiet node that waits for its cluster to form waits up to join-timeout-seconds instead (above).
+            if (looks >= QUIET_START_LOOKS * QUIET_START_PATIENCE && quiet < QUIET_START_LOOKS) {
                 log.infof("Offline session preload on %s: the node has not been quiet for %s in %s; the first pass "
                         + "begins all the same, loading only in quiet seconds or at its floor", store.nodeName(),
                         span(quietStart), span(quietStart.multipliedBy(QUIET_START_PATIENCE)));
