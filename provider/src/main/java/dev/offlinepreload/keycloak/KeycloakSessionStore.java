@@ -110,7 +110,9 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
 
     @Override
     public ClusterStart clusterStart(int expectedMembers) {
-        List<String> members = caches.members();
+        List<String> clustered = caches.members();
+        // Without a cluster this node is the one member, by the name it puts its marker under.
+        List<String> members = clustered.isEmpty() ? List.of(nodeName) : clustered;
         if (members.size() < expectedMembers) {
             return ClusterStart.FORMING;
         }

@@ -125,11 +125,14 @@ final class OfflineCaches {
                         key -> topology.getDistribution(key).isPrimary(), largestShare(hash));
     }
 
-    /** The members of the cluster as the sessions cache sees them now, without {@link #topology()}'s checks. */
+    /**
+     * The members of the cluster as the sessions cache sees them now, without {@link #topology()}'s checks; none for
+     * local caches (a node without a cluster: Keycloak's dev mode, {@code --cache=local}).
+     */
     List<String> members() {
         DistributionManager distribution = sessions.getDistributionManager();
         if (distribution == null) {
-            return List.of(String.valueOf(sessions.getCacheManager().getAddress()));
+            return List.of();
         }
         return distribution.getCacheTopology().getMembers().stream().map(String::valueOf).toList();
     }

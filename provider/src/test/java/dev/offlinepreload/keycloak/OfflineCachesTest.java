@@ -145,5 +145,6 @@ class OfflineCachesTest {
         var topology = caches.topology();
         assertThat(topology.stable()).isTrue();
         assertThat(topology.owns().test("any")).isTrue();
+        assertThat(caches.members()).as("no cluster: the store counts the node itself").isEmpty();
     }
 }
