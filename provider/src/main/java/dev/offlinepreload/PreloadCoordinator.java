@@ -214,7 +214,7 @@ public final class PreloadCoordinator implements AutoCloseable {
     private QuietStart awaitQuietStart() throws InterruptedException {
         metrics.state(PreloadState.WAITING_FOR_QUIET);
         log.infof("Offline session preload on %s starts once the node has had no request for %s after all %d nodes have "
-                + "started (%s without that signal; %s after a request) (persistent sessions, adaptive-load)",
+                + "started, %s without that signal, %s after a request (persistent sessions, adaptive-load)",
                 store.nodeName(), span(quietStart.multipliedBy(STARTED_QUIET_LOOKS).dividedBy(QUIET_START_LOOKS)),
                 config.expectedClusterSize(), span(quietStart.multipliedBy(UNSTARTED_QUIET_LOOKS).dividedBy(QUIET_START_LOOKS)),
                 span(quietStart));

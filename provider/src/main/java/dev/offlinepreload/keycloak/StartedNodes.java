@@ -14,7 +14,7 @@ import org.jboss.logging.Logger;
  * just before its HTTP listener opens), the node puts a marker into Keycloak's replicated {@code work} cache, which
  * every node reads locally. A marker of a node that has left is removed by the next member that asks, so that a node
  * coming back counts as started only once it has started again. A node without this provider puts none: its peers
- * then fall back to the longer quiet wait ({@link dev.offlinepreload.load.AdaptiveLimit}).
+ * then fall back to the longer quiet waits (the coordinator's quiet start, {@link dev.offlinepreload.load.AdaptiveLimit}).
  */
 final class StartedNodes {
 
@@ -32,7 +32,7 @@ final class StartedNodes {
         work.withFlags(Flag.IGNORE_RETURN_VALUES).putAsync(PREFIX + node, node).whenComplete((done, failure) -> {
             if (failure != null) {
                 log.warnf("Offline session preload: could not tell the cluster that %s has started (%s); its peers "
-                        + "wait 10 quiet seconds before they load", node, failure.getMessage());
+                        + "wait 30 quiet seconds after it has joined before they load", node, failure.getMessage());
             }
         });
     }
