@@ -90,10 +90,7 @@ final class LoaderComparison {
                     }
                 }
             }
-            // What adaptive-load costs a load with no traffic: the defaults' load once more with it off, in this run.
-            node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "false");
-            results.add(measureOurs(node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(), Report.UNGOVERNED));
-            node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "true");
+            noTrafficPairs(LoadResult.OURS, ourStartupCpu, node, db, largest);
             // Memory target: the largest batch, at the default workers, must complete in a heap of the cached data +
             // 256 MiB (measured beside Keycloak 24 under the same cap, so only in runs that include it).
             int workers = settings.workers().contains(Report.defaultWorkers()) ? Report.defaultWorkers()
@@ -136,10 +133,29 @@ final class LoaderComparison {
             node.setEnv(PRELOAD + "PRELOADING", "true");
             new Seeding(cluster, node).upTo(largest, db);
             results.add(measureOurs(loader, startupCpu, node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(), null));
-            node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "false");
-            results.add(measureOurs(loader, startupCpu, node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(),
-                    Report.UNGOVERNED));
+            noTrafficPairs(loader, startupCpu, node, db, largest);
         }
+    }
+
+    /**
+     * What adaptive-load costs a load with no traffic: after the defaults' load just measured, the same load with
+     * adaptive-load=false (pair 1), then {@code --no-traffic-pairs} − 1 pairs more, each in the other order than the one
+     * before (pair 2 adaptive-load=false first, pair 3 the defaults first, …), so that the machine's drift over the run
+     * and whatever a load leaves to the next fall on both setups alike.
+     */
+    private void noTrafficPairs(String loader, double startupCpu, KeycloakNode node, Database db, int size) {
+        node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "false");
+        results.add(measureOurs(loader, startupCpu, node, db, size, Report.DEFAULT_BATCH, Report.defaultWorkers(),
+                Report.UNGOVERNED));
+        for (int pair = 2; pair <= settings.noTrafficPairs(); pair++) {
+            List<Boolean> order = pair % 2 == 0 ? List.of(false, true) : List.of(true, false);
+            for (boolean adaptive : order) {
+                node.setEnv(PRELOAD + "ADAPTIVE_LOAD", Boolean.toString(adaptive));
+                results.add(measureOurs(loader, startupCpu, node, db, size, Report.DEFAULT_BATCH, Report.defaultWorkers(),
+                        Report.pairNote(pair, adaptive)));
+            }
+        }
+        node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "true");
     }
 
     /**

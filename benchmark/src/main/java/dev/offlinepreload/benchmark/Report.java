@@ -47,6 +47,13 @@ final class Report {
     private final StringBuilder md = new StringBuilder();
     /** The note of the defaults' load with adaptive-load=false. */
     static final String UNGOVERNED = "adaptive-load=false";
+    /** The ratio of the defaults' time after ready to adaptive-load=false's that #32 allows with no traffic. */
+    private static final double NO_TRAFFIC_TARGET = 1.2;
+
+    /** The note of a load of no-traffic pair {@code pair} (2 or more; pair 1 is the defaults' load and {@link #UNGOVERNED}). */
+    static String pairNote(int pair, boolean adaptive) {
+        return (adaptive ? "" : UNGOVERNED + ", ") + "no-traffic pair " + pair;
+    }
 
     Report(Settings settings, String command, List<LoadResult> loads, long ourBaselineMiB,
            List<RefreshLatency.Pass> passes, List<RefreshLatency.Formation> formations) {
@@ -68,6 +75,7 @@ final class Report {
             if (!loads.isEmpty()) {
                 summary();
                 perMinor();
+                noTrafficPairs();
                 severalClientSessions();
                 matrix(OURS, "This provider, one node: every batch size and worker count");
                 matrix(KC24, "Keycloak 24.0.5's built-in preloader, one node (batch = sessionsPerSegment)");
@@ -180,6 +188,80 @@ final class Report {
                         ? String.format(Locale.ROOT, "%.2f×", defaults.fromReadySeconds() / uncapped.fromReadySeconds()) : "-",
                 defaults == null ? "-" : cpu(defaults.nodeCpuSeconds()), defaults == null ? "-" : cpu(defaults.dbCpuSeconds()),
                 defaults == null ? "-" : mib(defaults.liveHeapMiB())));
+    }
+
+    /**
+     * With {@code --no-traffic-pairs} above 1: every pair of the defaults and adaptive-load=false on each version, in the
+     * order they ran, and what they say together.
+     */
+    private void noTrafficPairs() {
+        if (settings.noTrafficPairs() < 2) {
+            return;
+        }
+        int size = largest();
+        md.append("## With no traffic, ").append(sessionsLabel(size)).append(" on one node: ")
+                .append(settings.noTrafficPairs()).append(" pairs of the defaults and adaptive-load=false\n\n")
+                .append("| Keycloak | pair | first | defaults: s after ready (waited, pass, node CPU) "
+                        + "| adaptive-load=false: s after ready (waited, pass, node CPU) | defaults / adaptive-load=false |\n"
+                        + "|---|---|---|---|---|---|\n");
+        List<String> versions = new ArrayList<>();
+        versions.add(OURS);
+        loads.stream().map(LoadResult::otherKeycloakVersion).filter(Objects::nonNull).distinct().map(LoadResult::oursOn)
+                .forEach(versions::add);
+        StringBuilder verdicts = new StringBuilder();
+        for (String loader : versions) {
+            String version = loader.equals(OURS) ? System.getProperty("offlinepreload.projectKeycloakVersion", "the project's")
+                    : loader.substring(loader.lastIndexOf(' ') + 1);
+            List<Double> ratios = new ArrayList<>();
+            List<Double> waits = new ArrayList<>();
+            List<Double> passes = new ArrayList<>();
+            for (int pair = 1; pair <= settings.noTrafficPairs(); pair++) {
+                LoadResult defaults = pairLoad(loader, size, pair, true);
+                LoadResult uncapped = pairLoad(loader, size, pair, false);
+                if (defaults == null || uncapped == null || defaults.fromReadySeconds() <= 0 || uncapped.fromReadySeconds() <= 0) {
+                    md.append(String.format(Locale.ROOT, "| %s | %d | | %s | %s | - |%n", version, pair, pairCell(defaults),
+                            pairCell(uncapped)));
+                    continue;
+                }
+                double ratio = defaults.fromReadySeconds() / uncapped.fromReadySeconds();
+                ratios.add(ratio);
+                waits.add(waited(defaults) - waited(uncapped));
+                passes.add(defaults.seconds() - uncapped.seconds());
+                md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %.2f× |%n", version, pair,
+                        pair % 2 == 1 ? "defaults" : "adaptive-load=false", pairCell(defaults), pairCell(uncapped), ratio));
+            }
+            if (!ratios.isEmpty()) {
+                verdicts.append(String.format(Locale.ROOT, "- %s: median %.2f× (%.2f–%.2f×), at most %.1f× in %d of %d pairs; "
+                                + "the defaults waited %+.1f s longer after ready (median; %+.1f to %+.1f s) and their pass "
+                                + "took %+.1f s longer (median; %+.1f to %+.1f s).%n", version, RestartWindow.median(ratios),
+                        ratios.stream().min(Double::compare).orElseThrow(), ratios.stream().max(Double::compare).orElseThrow(),
+                        NO_TRAFFIC_TARGET, ratios.stream().filter(r -> r <= NO_TRAFFIC_TARGET).count(), ratios.size(),
+                        RestartWindow.median(waits), waits.stream().min(Double::compare).orElseThrow(),
+                        waits.stream().max(Double::compare).orElseThrow(), RestartWindow.median(passes),
+                        passes.stream().min(Double::compare).orElseThrow(), passes.stream().max(Double::compare).orElseThrow()));
+            }
+        }
+        md.append("\n").append(verdicts).append("\nSeconds from Keycloak's \"started\" line to the end of the load; "
+                + "waited: from that line to the start of the pass (the quiet start and, on Keycloak 26.7, the seconds "
+                + "before Keycloak runs the providers' postInit); pass: the pass's own time; node CPU as above. Pair 1 "
+                + "is the pair of the tables above; each pair after it runs in the other order than the one before.\n\n");
+    }
+
+    /** A load of no-traffic pair {@code pair} of {@code loader}, the defaults ({@code adaptive}) or adaptive-load=false. */
+    private LoadResult pairLoad(String loader, int size, int pair, boolean adaptive) {
+        String note = pair == 1 ? (adaptive ? "" : UNGOVERNED) : pairNote(pair, adaptive);
+        return loads.stream().filter(r -> r.loader().equals(loader) && r.sessions() == size && r.batch() == DEFAULT_BATCH
+                && r.workers() == defaultWorkers() && r.note().equals(note)).findFirst().orElse(null);
+    }
+
+    private static String pairCell(LoadResult r) {
+        return r == null || r.fromReadySeconds() <= 0 ? "-" : String.format(Locale.ROOT, "%.1f (%.1f, %.1f, %s)",
+                r.fromReadySeconds(), waited(r), r.seconds(), cpu(r.nodeCpuSeconds()));
+    }
+
+    /** Seconds from Keycloak's "started" line to the start of the pass. */
+    private static double waited(LoadResult r) {
+        return r.fromReadySeconds() - r.seconds();
     }
 
     private static String fromReady(LoadResult r) {

@@ -32,7 +32,9 @@ import java.util.Map;
  * {@code --window-traffic-delay} seconds after every node is ready (default 0) before the traffic begins, as a load
  * balancer that admits a node only some checks after it is ready; the windows count from the traffic's start). With {@code ours}, {@code --other-minors} (default: the older Keycloak
  * minors the testsuite runs on, e.g. 26.5.6; empty for none) adds the largest size at the defaults and with
- * adaptive-load=false on a node of each of those Keycloak versions, in the same run.
+ * adaptive-load=false on a node of each of those Keycloak versions, in the same run; {@code --no-traffic-pairs} (default
+ * 1) measures that pair of loads (the defaults, adaptive-load=false) so many times on each version, each pair in the
+ * other order than the one before.
  */
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
@@ -40,7 +42,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
                 int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
                 List<String> windowSetups, List<String> windowMixes, List<String> windowSpreads, int windowRepeat,
-                int windowCap, int windowTrafficDelay, List<String> otherMinors) {
+                int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -83,6 +85,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("window-traffic-delay", "0");
         // The older Keycloak minors the testsuite runs on (root pom): this provider's defaults load there too.
         options.put("other-minors", System.getProperty("offlinepreload.olderMinors", ""));
+        options.put("no-traffic-pairs", "1");
         for (String arg : args) {
             if (arg.equals("--quick") || arg.isBlank()) {
                 continue;
@@ -113,7 +116,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
                 Integer.parseInt(options.get("window-cap")), Integer.parseInt(options.get("window-traffic-delay")),
                 Arrays.stream(options.get("other-minors").split(","))
-                .map(String::trim).filter(v -> !v.isEmpty()).toList());
+                .map(String::trim).filter(v -> !v.isEmpty()).toList(), Integer.parseInt(options.get("no-traffic-pairs")));
     }
 
     /** The values of a list option that takes only {@code known} ones, in the order given. */

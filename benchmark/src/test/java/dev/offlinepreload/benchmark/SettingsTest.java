@@ -44,6 +44,14 @@ class SettingsTest {
     }
 
     @Test
+    void theNoTrafficPairRunsOnceUnlessMorePairsAreAsked() {
+        assertThat(Settings.parse(new String[] {"--quick"}).noTrafficPairs()).isEqualTo(1);
+        assertThat(Settings.parse(new String[] {"--quick", "--no-traffic-pairs=4"}).noTrafficPairs()).isEqualTo(4);
+        assertThat(Report.pairNote(2, false)).isEqualTo("adaptive-load=false, no-traffic pair 2");
+        assertThat(Report.pairNote(3, true)).isEqualTo("no-traffic pair 3");
+    }
+
+    @Test
     void theWindowMatrixTakesRatesAsAListAndTheFixedCapAmongTheSetups() {
         Settings defaults = Settings.parse(new String[0]);
         assertThat(defaults.windowRates()).containsExactly(40);
