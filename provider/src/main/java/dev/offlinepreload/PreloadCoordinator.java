@@ -65,15 +65,11 @@ public final class PreloadCoordinator implements AutoCloseable {
     private static final int QUIET_START_LOOKS = 20;
     /**
      * Looks in a row without a request that suffice before the node has seen one, once at least expected-cluster-size
-     * nodes are members and every one has said it started: 3 s. A restarting cluster's traffic comes once its last
-     * node is ready: on the benchmark's machine up to 3.4 s after that node's marker, behind a load balancer that
-     * admits a node some checks after it is ready (Kubernetes probes every 10 s by default) later still. Waiting
-     * longer would not cover that, and need not: the pass's governor stops the load within 100 ms of the first
-     * request, and a pass that began before the traffic came cost the restart window nothing decided (run ap, traffic
-     * 8 s after ready, in docs/performance.md), while every second waited is a second more for a node with no traffic
-     * (5 s made the load with no traffic 1.13–1.36× the time of adaptive-load=false; quick run d).
+     * nodes are members and every one has said it started: 5 s. A restarting cluster's traffic comes once its last
+     * node is ready (on the benchmark's machine up to 3.4 s after that node's marker), so a node that saw none in 5 s
+     * after it has no traffic to protect.
      */
-    private static final int STARTED_QUIET_LOOKS = 6;
+    private static final int STARTED_QUIET_LOOKS = 10;
     /**
      * The same before the node has seen a request, once the expected members have joined but not every one has said
      * it started: 30 s. Members join 10–20 s before they have started, and a peer without this provider never says so;
@@ -209,8 +205,8 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     /**
      * Waits, looking at the request counter {@value #QUIET_START_LOOKS} times per {@link #QUIET_START}, until the node
-     * has had no request: for 3 s since every one of the expected-cluster-size nodes said it started (a node with no
-     * traffic loses 3 s), for 30 s since they all joined if not every one says so, or for 10 s once it has seen a
+     * has had no request: for 5 s since every one of the expected-cluster-size nodes said it started (a node with no
+     * traffic loses 5 s), for 30 s since they all joined if not every one says so, or for 10 s once it has seen a
      * request. While fewer than expected have joined, up to join-timeout-seconds (the gate then waits only what is
      * left of it). Asks how far the cluster has come only until it has started, and not after a request: a node that
      * serves traffic waits for 10 quiet seconds, as in the restart windows that measured it.

@@ -129,7 +129,7 @@ final class Report {
                 md.append(String.format(Locale.ROOT, "%nWith no traffic, %s at the defaults (adaptive-load on) was loaded "
                                 + "%.1f s after the node was ready (its pass %.1f s); the same load with adaptive-load=false "
                                 + "%.1f s after (its pass %.1f s): %.2f×. With persistent sessions the defaults' first pass "
-                                + "waits for the quiet start (3 s without a request once every node has started), which "
+                                + "waits for the quiet start (5 s without a request once every node has started), which "
                                 + "the pass's own time leaves out.%n", sessionsLabel(u.sessions()), governed.fromReadySeconds(),
                         governed.seconds(), u.fromReadySeconds(), u.seconds(), governed.fromReadySeconds() / u.fromReadySeconds()));
             }

@@ -44,7 +44,7 @@ public enum PreloadOption {
     ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
             "Let live requests go first: a pass plans and loads while the node is quiet (no request using sessions at "
                     + "work for 1 s; before the pass has seen one, for 2 s after every node has started, or 10 s) and "
-                    + "stops while any is at work; with persistent sessions the first pass begins only after 3 s without "
+                    + "stops while any is at work; with persistent sessions the first pass begins only after 5 s without "
                     + "a request once every expected node has started (30 s without that signal, 10 s after a request). "
                     + "After five minutes without a quiet second it keeps one worker 2% of the time, so every load "
                     + "finishes. false = always every worker."),
