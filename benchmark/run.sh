@@ -6,6 +6,9 @@
 # Options: --sizes=250000,1000000 --batches=1000,4000,8192 --workers=2,4,8 --kc24-segments=64,2048 --refresh-tokens=10000
 #          --refresh-sessions=100000 --cluster-sessions=1000000 --client-sessions=3 --heap=4g
 #          --phases=ours,kc24,refresh (loaders = ours,kc24) --jfr=SECONDS (JFR profile of each load) --out=DIR
+#          --other-minors=26.5.6,26.4.7 (the largest size at the defaults and with adaptive-load=false on a node of
+#          each; empty for none) --no-traffic-pairs=1 (that pair of loads so many times on each version, each pair in
+#          the other order than the one before: what adaptive-load costs a load with no traffic)
 #          --phases=planning (only when named; not in the full run): one node whose offline caches hold
 #          --planning-max-count=1000000 entries (it keeps that less the 10% headroom), the database seeded in SQL to
 #          each of --planning-sizes=1000000,10000000: planning time, PostgreSQL's time for its queries, the heap during
