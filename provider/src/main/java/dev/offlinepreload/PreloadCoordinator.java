@@ -67,8 +67,10 @@ public final class PreloadCoordinator implements AutoCloseable {
      * Looks in a row without a request that suffice before the node has seen one, once at least expected-cluster-size
      * nodes are members and every one has said it started: 5 s. A restarting cluster's traffic comes once its last
      * node is ready (on the benchmark's machine up to 3.4 s after that node's marker), so a node that saw none in 5 s
-     * after it has no traffic to protect. 3 s cost a 1M load with no traffic 2 s less, but made a restart's first 10 s
-     * worse than with preloading=false (restart window aq in docs/performance.md): passes began as the traffic came.
+     * after it has no traffic to protect, unless a load balancer admits the nodes later still (restart window as in
+     * docs/performance.md: a pass that ran before such traffic made its first 10 s worse). 3 s cost a 1M load with no
+     * traffic 2 s less, but made a restart's first 10 s worse than with preloading=false (window aq): passes began as
+     * the traffic came.
      */
     private static final int STARTED_QUIET_LOOKS = 10;
     /**
