@@ -148,7 +148,7 @@ final class LoaderComparison {
         results.add(measureOurs(loader, startupCpu, node, db, size, Report.DEFAULT_BATCH, Report.defaultWorkers(),
                 Report.UNGOVERNED));
         for (int pair = 2; pair <= settings.noTrafficPairs(); pair++) {
-            List<Boolean> order = pair % 2 == 0 ? List.of(false, true) : List.of(true, false);
+            List<Boolean> order = Report.defaultsFirst(pair) ? List.of(true, false) : List.of(false, true);
             for (boolean adaptive : order) {
                 node.setEnv(PRELOAD + "ADAPTIVE_LOAD", Boolean.toString(adaptive));
                 results.add(measureOurs(loader, startupCpu, node, db, size, Report.DEFAULT_BATCH, Report.defaultWorkers(),

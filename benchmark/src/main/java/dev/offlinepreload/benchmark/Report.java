@@ -55,6 +55,11 @@ final class Report {
         return (adaptive ? "" : UNGOVERNED + ", ") + "no-traffic pair " + pair;
     }
 
+    /** Whether no-traffic pair {@code pair} loads at the defaults first: pair 1, 3, …; 2, 4, … the other way round. */
+    static boolean defaultsFirst(int pair) {
+        return pair % 2 == 1;
+    }
+
     Report(Settings settings, String command, List<LoadResult> loads, long ourBaselineMiB,
            List<RefreshLatency.Pass> passes, List<RefreshLatency.Formation> formations) {
         this.settings = settings;
@@ -163,7 +168,7 @@ final class Report {
      * of {@code --other-minors}: each version on a database of its own, seeded alike, in this run.
      */
     private void perMinor() {
-        List<String> others = loads.stream().map(LoadResult::otherKeycloakVersion).filter(Objects::nonNull).distinct().toList();
+        List<String> others = otherVersions();
         if (others.isEmpty()) {
             return;
         }
@@ -205,13 +210,12 @@ final class Report {
                         + "| adaptive-load=false: s after ready (waited, pass, node CPU) | defaults / adaptive-load=false |\n"
                         + "|---|---|---|---|---|---|\n");
         List<String> versions = new ArrayList<>();
-        versions.add(OURS);
-        loads.stream().map(LoadResult::otherKeycloakVersion).filter(Objects::nonNull).distinct().map(LoadResult::oursOn)
-                .forEach(versions::add);
+        versions.add(null); // the project's
+        versions.addAll(otherVersions());
         StringBuilder verdicts = new StringBuilder();
-        for (String loader : versions) {
-            String version = loader.equals(OURS) ? System.getProperty("offlinepreload.projectKeycloakVersion", "the project's")
-                    : loader.substring(loader.lastIndexOf(' ') + 1);
+        for (String other : versions) {
+            String loader = other == null ? OURS : LoadResult.oursOn(other);
+            String version = other == null ? System.getProperty("offlinepreload.projectKeycloakVersion", "the project's") : other;
             List<Double> ratios = new ArrayList<>();
             List<Double> waits = new ArrayList<>();
             List<Double> passes = new ArrayList<>();
@@ -228,17 +232,15 @@ final class Report {
                 waits.add(waited(defaults) - waited(uncapped));
                 passes.add(defaults.seconds() - uncapped.seconds());
                 md.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %.2f× |%n", version, pair,
-                        pair % 2 == 1 ? "defaults" : "adaptive-load=false", pairCell(defaults), pairCell(uncapped), ratio));
+                        defaultsFirst(pair) ? "defaults" : "adaptive-load=false", pairCell(defaults), pairCell(uncapped), ratio));
             }
             if (!ratios.isEmpty()) {
-                verdicts.append(String.format(Locale.ROOT, "- %s: median %.2f× (%.2f–%.2f×), at most %.1f× in %d of %d pairs; "
-                                + "the defaults waited %+.1f s longer after ready (median; %+.1f to %+.1f s) and their pass "
-                                + "took %+.1f s longer (median; %+.1f to %+.1f s).%n", version, RestartWindow.median(ratios),
-                        ratios.stream().min(Double::compare).orElseThrow(), ratios.stream().max(Double::compare).orElseThrow(),
+                verdicts.append(String.format(Locale.ROOT, "- %s: median %.2f× (%s×), at most %.1f× in %d of %d pairs; "
+                                + "the defaults waited %+.1f s longer after ready (median; %s s) and their pass took %+.1f s "
+                                + "longer (median; %s s).%n", version, RestartWindow.median(ratios), range(ratios, "%.2f", "–"),
                         NO_TRAFFIC_TARGET, ratios.stream().filter(r -> r <= NO_TRAFFIC_TARGET).count(), ratios.size(),
-                        RestartWindow.median(waits), waits.stream().min(Double::compare).orElseThrow(),
-                        waits.stream().max(Double::compare).orElseThrow(), RestartWindow.median(passes),
-                        passes.stream().min(Double::compare).orElseThrow(), passes.stream().max(Double::compare).orElseThrow()));
+                        RestartWindow.median(waits), range(waits, "%+.1f", " to "), RestartWindow.median(passes),
+                        range(passes, "%+.1f", " to ")));
             }
         }
         md.append("\n").append(verdicts).append("\nSeconds from Keycloak's \"started\" line to the end of the load; "
@@ -257,6 +259,17 @@ final class Report {
     private static String pairCell(LoadResult r) {
         return r == null || r.fromReadySeconds() <= 0 ? "-" : String.format(Locale.ROOT, "%.1f (%.1f, %.1f, %s)",
                 r.fromReadySeconds(), waited(r), r.seconds(), cpu(r.nodeCpuSeconds()));
+    }
+
+    /** The other Keycloak versions this run loaded on ({@code --other-minors}), in the order they ran. */
+    private List<String> otherVersions() {
+        return loads.stream().map(LoadResult::otherKeycloakVersion).filter(Objects::nonNull).distinct().toList();
+    }
+
+    /** "lowest{between}highest" of {@code values}, each in {@code format}. */
+    private static String range(List<Double> values, String format, String between) {
+        return String.format(Locale.ROOT, format + between + format, values.stream().min(Double::compare).orElseThrow(),
+                values.stream().max(Double::compare).orElseThrow());
     }
 
     /** Seconds from Keycloak's "started" line to the start of the pass. */
