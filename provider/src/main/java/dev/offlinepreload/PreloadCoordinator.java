@@ -59,27 +59,19 @@ public final class PreloadCoordinator implements AutoCloseable {
     /**
      * With persistent sessions and adaptive-load, how long the node must have had no request, once it has seen one,
      * before the first pass starts at all (see {@link #quietStarts}); looked at {@value #QUIET_START_LOOKS} times
-     * over that time.
+     * over that time. Every wait of the quiet start is counted in these looks, quiet-start-seconds too, so a shorter
+     * quiet start (the unit tests') shortens them all alike.
      */
     static final Duration QUIET_START = Duration.ofSeconds(10);
     private static final int QUIET_START_LOOKS = 20;
     /**
-     * Looks in a row without a request that suffice before the node has seen one, once at least expected-cluster-size
-     * nodes are members and every one has said it started: 5 s. A restarting cluster's traffic comes once its last
-     * node is ready (on the benchmark's machine up to 3.4 s after that node's marker), so a node that saw none in 5 s
-     * after it has no traffic to protect, unless a load balancer admits the nodes later still (restart window as in
-     * docs/performance.md: a pass that ran before such traffic made its first 10 s worse). 3 s cost a 1M load with no
-     * traffic 2 s less, but made a restart's first 10 s worse than with preloading=false (window aq): passes began as
-     * the traffic came.
+     * How many more looks than quiet-start-seconds the quiet start waits before the node has seen a request, once the
+     * expected members have joined but not every one has said it started: 25 s. Members join 10–20 s before they have
+     * started, and a peer without this provider never says so; a load that began while they were still starting met
+     * the restart's first requests (the node that started first, in restart window an). While fewer than expected
+     * have joined, the quiet start waits up to join-timeout-seconds.
      */
-    private static final int STARTED_QUIET_LOOKS = 10;
-    /**
-     * The same before the node has seen a request, once the expected members have joined but not every one has said
-     * it started: 30 s. Members join 10–20 s before they have started, and a peer without this provider never says so;
-     * a load that began while they were still starting met the restart's first requests (the node that started first,
-     * in restart window an). While fewer than expected have joined, the quiet start waits up to join-timeout-seconds.
-     */
-    private static final int UNSTARTED_QUIET_LOOKS = 60;
+    private static final int UNSTARTED_EXTRA_LOOKS = 50;
     /**
      * The longest the quiet start waits, in quiet starts: five minutes. A node that is never quiet for 10 s then starts
      * its pass anyway, whose governor keeps a floor after five more minutes without a quiet second, so every load
@@ -208,18 +200,26 @@ public final class PreloadCoordinator implements AutoCloseable {
 
     /**
      * Waits, looking at the request counter {@value #QUIET_START_LOOKS} times per {@link #QUIET_START}, until the node
-     * has had no request: for 5 s since every one of the expected-cluster-size nodes said it started (a node with no
-     * traffic loses 5 s), for 30 s since they all joined if not every one says so, or for 10 s once it has seen a
-     * request. While fewer than expected have joined, up to join-timeout-seconds (the gate then waits only what is
-     * left of it). Asks how far the cluster has come only until it has started, and not after a request: a node that
-     * serves traffic waits for 10 quiet seconds, as in the restart windows that measured it.
+     * has had no request: for quiet-start-seconds since every one of the expected-cluster-size nodes said it started,
+     * 25 s longer since they all joined if not every one says so, or for 10 s once it has seen a request. While fewer
+     * than expected have joined, up to join-timeout-seconds (the gate then waits only what is left of it). Asks how far
+     * the cluster has come only until it has started, and not after a request: a node that serves traffic waits for 10
+     * quiet seconds, as in the restart windows that measured it.
+     * <p>
+     * quiet-start-seconds is 30 by default because a pass that ran before the traffic came made the restart's first
+     * 10 s worse than with preloading=false, whether the traffic came as the pass began (a 3-s wait, restart window
+     * aq) or 8 s after every node was ready, as behind a load balancer that admits nodes late (a 5-s wait, window as);
+     * a pass that waits for the first request and then for quiet runs only when the node would otherwise idle. It costs
+     * a restart without traffic that wait, and so 0 is the setting for one.
      */
     private QuietStart awaitQuietStart() throws InterruptedException {
         metrics.state(PreloadState.WAITING_FOR_QUIET);
+        int startedLooks = Math.max(1, (int) (config.quietStart().toSeconds() * QUIET_START_LOOKS / QUIET_START.toSeconds()));
+        int unstartedLooks = startedLooks + UNSTARTED_EXTRA_LOOKS;
         log.infof("Offline session preload on %s starts once the node has had no request for %s after all %d nodes have "
-                + "started, %s without that signal, %s after a request (persistent sessions, adaptive-load)",
-                store.nodeName(), span(quietStart.multipliedBy(STARTED_QUIET_LOOKS).dividedBy(QUIET_START_LOOKS)),
-                config.expectedClusterSize(), span(quietStart.multipliedBy(UNSTARTED_QUIET_LOOKS).dividedBy(QUIET_START_LOOKS)),
+                + "started (quiet-start-seconds), %s without that signal, %s after a request (persistent sessions, "
+                + "adaptive-load)", store.nodeName(), span(quietStart.multipliedBy(startedLooks).dividedBy(QUIET_START_LOOKS)),
+                config.expectedClusterSize(), span(quietStart.multipliedBy(unstartedLooks).dividedBy(QUIET_START_LOOKS)),
                 span(quietStart));
         long lookMillis = Math.max(1, quietStart.toMillis() / QUIET_START_LOOKS);
         long joinLooks = config.joinTimeout().toMillis() / lookMillis;
@@ -246,8 +246,8 @@ public final class PreloadCoordinator implements AutoCloseable {
             startedQuiet = idle && cluster == ClusterStart.STARTED ? startedQuiet + 1 : 0;
             joinedQuiet = idle && cluster != ClusterStart.FORMING ? joinedQuiet + 1 : 0;
             if (sawRequest ? quiet >= QUIET_START_LOOKS
-                    : startedQuiet >= STARTED_QUIET_LOOKS || joinedQuiet >= UNSTARTED_QUIET_LOOKS
-                    || looks >= joinLooks && quiet >= UNSTARTED_QUIET_LOOKS) {
+                    : startedQuiet >= startedLooks || joinedQuiet >= unstartedLooks
+                    || looks >= joinLooks && quiet >= unstartedLooks) {
                 log.debugf("Offline session preload on %s: no request for %s, the first pass begins", store.nodeName(),
                         span(Duration.ofMillis(lookMillis * quiet)));
                 return QuietStart.QUIET;

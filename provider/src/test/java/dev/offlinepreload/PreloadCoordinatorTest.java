@@ -513,15 +513,49 @@ class PreloadCoordinatorTest {
     }
 
     @Test
-    void aNodeWithNoTrafficLoadsHalfTheQuietStartAfterEveryNodeHasStartedWithoutTheGovernorWaitingAgain() throws Exception {
-        // With the quiet start of 4 s: the pass begins after 2 s and its governor runs at its first quiet tick. Without
-        // the started signal's shortcut the quiet start alone takes 4 s, and a governor that waits again 2 s more.
+    void aNodeWithNoTrafficLoadsQuietStartSecondsAfterEveryNodeHasStartedWithoutTheGovernorWaitingAgain() throws Exception {
+        // With the quiet start of 4 s, quiet-start-seconds=5 is 2 s: the pass begins then and its governor runs at its
+        // first quiet tick. Without the started signal's shortcut the quiet start alone takes 7 s, and a governor that
+        // waits again 2 s more.
         store.allStarted = true;
-        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true"), Duration.ofSeconds(4));
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "quiet-start-seconds", "5"),
+                Duration.ofSeconds(4));
         firstPass.get(3_500, TimeUnit.MILLISECONDS);
         assertThat(metrics.state()).isEqualTo(PreloadState.DONE);
         assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
         assertThat(logLines()).noneMatch(l -> l.contains("plans and loads once the node is quiet"));
+    }
+
+    @Test
+    void byDefaultTrafficThatComesEightSecondsAfterEveryNodeHasStartedFindsNoPassBegunAndWaitsForItsQuiet() throws Exception {
+        // With the quiet start of 1 s everything runs at a tenth: quiet-start-seconds' default of 30 s is 3 s. The
+        // traffic of a load balancer that admits the nodes late comes at 0.8 s; the old 5-s wait had begun the pass
+        // at 0.5 s (restart window as).
+        store.allStarted = true;
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true"), Duration.ofSeconds(1));
+        Thread.sleep(800);
+        assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
+        assertThat(store.topologyCalls).as("the gate polled the topology before the traffic came").hasValue(0);
+        store.busyRequests = 1;
+        Thread.sleep(2_700); // past the 3 s: the requests, not quiet-start-seconds, decide now
+        assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
+        assertThat(store.planCalls).hasValue(0);
+        store.busyRequests = 0;
+        long quietSince = System.nanoTime();
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat((System.nanoTime() - quietSince) / 1_000_000).as("the 10 s (here 1 s) without a request after traffic")
+                .isGreaterThanOrEqualTo(900);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
+    void quietStartSecondsZeroBeginsTheFirstPassAsSoonAsEveryNodeHasStarted() throws Exception {
+        store.allStarted = true;
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "quiet-start-seconds", "0"),
+                Duration.ofSeconds(10)); // the production looks: one of 500 ms
+        firstPass.get(2_500, TimeUnit.MILLISECONDS);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+        assertThat(logLines()).anyMatch(l -> l.contains("had no request for 500 ms after all 1 nodes have started"));
     }
 
     @Test
@@ -540,7 +574,8 @@ class PreloadCoordinatorTest {
     @Test
     void withoutEveryNodesStartedSignalThreeQuietStartsThenTheGovernorDoesNotWaitItsTenSecondsAgain() throws Exception {
         store.allStarted = false; // a peer without this provider never says it started
-        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true"), Duration.ofSeconds(1));
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "quiet-start-seconds", "5"),
+                Duration.ofSeconds(1));
         Thread.sleep(2_500);
         assertThat(metrics.state()).as("a peer that joined has not started yet, or never says so")
                 .isEqualTo(PreloadState.WAITING_FOR_QUIET);
@@ -549,10 +584,10 @@ class PreloadCoordinatorTest {
     }
 
     @Test
-    void theQuietStartWaitsForTheExpectedClusterSizeThenFiveSecondsOnceAllHaveStarted() throws Exception {
+    void theQuietStartWaitsForTheExpectedClusterSizeThenQuietStartSecondsOnceAllHaveStarted() throws Exception {
         store.allStarted = true; // the one member has started; two more are expected
-        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "expected-cluster-size", "3"),
-                Duration.ofSeconds(1));
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "expected-cluster-size", "3",
+                "quiet-start-seconds", "5"), Duration.ofSeconds(1));
         Thread.sleep(4_000); // more than the 3 s it would wait had the three joined without saying they started
         assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
         assertThat(store.startedCalls.get()).isPositive();
@@ -565,7 +600,7 @@ class PreloadCoordinatorTest {
     @Test
     void aClusterThatNeverReachesTheExpectedSizeLoadsAfterTheJoinTimeoutCountedFromTheStart() throws Exception {
         CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "expected-cluster-size", "3",
-                "join-timeout-seconds", "4"), Duration.ofSeconds(1));
+                "join-timeout-seconds", "4", "quiet-start-seconds", "5"), Duration.ofSeconds(1));
         Thread.sleep(3_500);
         assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
         assertThat(logLines()).anyMatch(l -> l.contains("waits for 3 nodes to join and start (at most 4 s"));

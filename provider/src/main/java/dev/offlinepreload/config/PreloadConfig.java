@@ -23,6 +23,8 @@ import java.util.function.Function;
  * @param revocationRecheck    delay of the second database check of each imported batch
  * @param maxSessionsPerSecond most sessions loaded per second on this node; 0 = no cap
  * @param adaptiveLoad         whether the load yields to live requests (docs/how-loading-works.md)
+ * @param quietStart           with persistent sessions and adaptive-load, how long the first pass waits for a request
+ *                             once every expected node has started
  * @param hotWindow            sessions refreshed within it are loaded first; zero = no hot tier
  * @param holdReadiness        whether startup waits for this node's share
  * @param buildIndexesOnline   whether a node builds the indexes the changelog left out (docs/indexes.md)
@@ -30,7 +32,8 @@ import java.util.function.Function;
 public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<String> participatingNodes,
                             int maxSessionsPerNode, int headroomPercent, Duration databaseRetry, Duration databaseTimeout,
                             int expectedClusterSize, Duration joinTimeout,
-                            Duration revocationRecheck, int maxSessionsPerSecond, boolean adaptiveLoad, Duration hotWindow,
+                            Duration revocationRecheck, int maxSessionsPerSecond, boolean adaptiveLoad, Duration quietStart,
+                            Duration hotWindow,
                             boolean holdReadiness,
                             boolean buildIndexesOnline) {
 
@@ -39,7 +42,8 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
      * schema on its own.
      */
     public static final PreloadConfig DISABLED = new PreloadConfig(false, 1000, 1, Set.of(), 0, 10,
-            Duration.ofSeconds(120), Duration.ofSeconds(60), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, true, Duration.ofHours(1), false, false);
+            Duration.ofSeconds(120), Duration.ofSeconds(60), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, true,
+            Duration.ofSeconds(30), Duration.ofHours(1), false, false);
 
     /**
      * @param lookup returns the raw value an operator set for an option key, or null when unset
@@ -64,6 +68,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
                 Duration.ofSeconds(options.integer(PreloadOption.REVOCATION_RECHECK_SECONDS, 1, 3600)),
                 options.integer(PreloadOption.MAX_SESSIONS_PER_SECOND, 0, 10_000_000),
                 options.bool(PreloadOption.ADAPTIVE_LOAD),
+                Duration.ofSeconds(options.integer(PreloadOption.QUIET_START_SECONDS, 0, 3600)),
                 Duration.ofSeconds(options.integer(PreloadOption.HOT_WINDOW_SECONDS, 0, 2_592_000)),
                 options.bool(PreloadOption.HOLD_READINESS),
                 options.bool(PreloadOption.BUILD_INDEXES_ONLINE));
@@ -114,6 +119,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
         values.put(PreloadOption.REVOCATION_RECHECK_SECONDS.key(), Long.toString(revocationRecheck.toSeconds()));
         values.put(PreloadOption.MAX_SESSIONS_PER_SECOND.key(), Integer.toString(maxSessionsPerSecond));
         values.put(PreloadOption.ADAPTIVE_LOAD.key(), Boolean.toString(adaptiveLoad));
+        values.put(PreloadOption.QUIET_START_SECONDS.key(), Long.toString(quietStart.toSeconds()));
         values.put(PreloadOption.HOT_WINDOW_SECONDS.key(), Long.toString(hotWindow.toSeconds()));
         values.put(PreloadOption.HOLD_READINESS.key(), Boolean.toString(holdReadiness));
         values.put(PreloadOption.BUILD_INDEXES_ONLINE.key(), Boolean.toString(buildIndexesOnline));

@@ -44,10 +44,15 @@ public enum PreloadOption {
     ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
             "Let live requests go first: a pass plans and loads while the node is quiet (no request using sessions at "
                     + "work for 1 s; before the pass has seen one, for 2 s after every node has started, or 10 s) and "
-                    + "stops while any is at work; with persistent sessions the first pass begins only after 5 s without "
-                    + "a request once every expected node has started (30 s without that signal, 10 s after a request). "
-                    + "After five minutes without a quiet second it keeps one worker 2% of the time, so every load "
-                    + "finishes. false = always every worker."),
+                    + "stops while any is at work; with persistent sessions the first pass also waits for "
+                    + "quiet-start-seconds. After five minutes without a quiet second it keeps one worker 2% of the "
+                    + "time, so every load finishes. false = always every worker, from the start."),
+    QUIET_START_SECONDS("quiet-start-seconds", "int", "30",
+            "With persistent sessions and adaptive-load, how long a node that has had no request waits once every "
+                    + "expected node has started before its first pass begins, 0 to 3600 s (25 s more when a peer "
+                    + "cannot say it started). Once a request has come, the pass waits for 10 s without one instead. "
+                    + "The default leaves room for a load balancer that admits a node seconds after it is ready; "
+                    + "0 = begin as soon as every node has started, for restarts that get no traffic."),
     HOT_WINDOW_SECONDS("hot-window-seconds", "int", "3600",
             "Sessions refreshed within this many seconds before a pass, 0 to 2592000, are loaded first, most recent "
                     + "first, and even while adaptive-load holds the rest back: they are the ones refreshed again soon. "

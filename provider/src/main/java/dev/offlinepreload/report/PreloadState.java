@@ -5,8 +5,9 @@ public enum PreloadState {
     /** Not started yet, or switched off by configuration. */
     IDLE,
     /**
-     * With persistent sessions and adaptive-load: the first pass waits until the node has had no request for 5 s once
-     * every expected node has started (30 s without that signal, 10 s after a request), running nothing else meanwhile.
+     * With persistent sessions and adaptive-load: the first pass waits until the node has had no request for
+     * quiet-start-seconds once every expected node has started (25 s more without that signal, 10 s after a request),
+     * running nothing else meanwhile.
      */
     WAITING_FOR_QUIET,
     /** Waiting for the expected cluster members and a settled cache topology. */

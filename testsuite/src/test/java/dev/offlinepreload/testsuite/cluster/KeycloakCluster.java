@@ -141,6 +141,11 @@ public final class KeycloakCluster implements AutoCloseable {
         if (!javaOptions.isBlank()) {
             env.put("JAVA_OPTS_APPEND", javaOptions);
         }
+        // The testsuite's Failsafe run shortens the quiet start (testsuite/pom.xml); the benchmark runs the default.
+        String quietStart = System.getProperty("offlinepreload.quietStartSeconds", "");
+        if (!quietStart.isBlank()) {
+            env.put("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__QUIET_START_SECONDS", quietStart);
+        }
         return env;
     }
 
