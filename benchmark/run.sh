@@ -31,6 +31,8 @@
 #          --shared-buffers=4GB (PostgreSQL's shared_buffers; 128MB reproduces runs before 2026-11-23)
 #          --jvm-options=-XX:MaxTenuringThreshold=0,... (appended to this provider's nodes only: what a JVM setting
 #          changes; another collector, e.g. -XX:+UseParallelGC, replaces Keycloak's G1 and no live heap is read)
+#          --provider-options=quiet-start-seconds=0,... (this provider's options on every node of the ours phase, both
+#          loads of each no-traffic pair included; the window phase keeps its setups)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
@@ -163,13 +164,15 @@ final class LoaderComparison {
      * caches sized for {@code largest} sessions.
      */
     private KeycloakCluster oneNode(String name, String keycloakVersion, int largest) {
-        return KeycloakCluster.builder(name).keycloakVersion(keycloakVersion).nodes(1).pgStatStatements()
+        KeycloakCluster.Builder builder = KeycloakCluster.builder(name).keycloakVersion(keycloakVersion).nodes(1).pgStatStatements()
                 .sharedBuffers(settings.sharedBuffers())
                 .env("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()))
                 .env("KC_LOG_LEVEL", "INFO")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
-                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
-                .build().start();
+                .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000));
+        settings.providerOptions().forEach((option, value) ->
+                builder.env(PRELOAD + option.toUpperCase(Locale.ROOT).replace('-', '_'), value));
+        return builder.build().start();
     }
 
     /** Empties the session tables and seeds the largest size again, with several client sessions per session. */

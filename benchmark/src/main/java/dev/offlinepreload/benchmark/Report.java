@@ -134,8 +134,8 @@ final class Report {
                 md.append(String.format(Locale.ROOT, "%nWith no traffic, %s at the defaults (adaptive-load on) was loaded "
                                 + "%.1f s after the node was ready (its pass %.1f s); the same load with adaptive-load=false "
                                 + "%.1f s after (its pass %.1f s): %.2f×. With persistent sessions the defaults' first pass "
-                                + "waits for the quiet start (5 s without a request once every node has started), which "
-                                + "the pass's own time leaves out.%n", sessionsLabel(u.sessions()), governed.fromReadySeconds(),
+                                + "waits for the quiet start (quiet-start-seconds without a request once every node has "
+                                + "started), which the pass's own time leaves out.%n", sessionsLabel(u.sessions()), governed.fromReadySeconds(),
                         governed.seconds(), u.fromReadySeconds(), u.seconds(), governed.fromReadySeconds() / u.fromReadySeconds()));
             }
         });
@@ -246,7 +246,11 @@ final class Report {
         md.append("\n").append(verdicts).append("\nSeconds from Keycloak's \"started\" line to the end of the load; "
                 + "waited: from that line to the start of the pass (the quiet start and, on Keycloak 26.7, the seconds "
                 + "before Keycloak runs the providers' postInit); pass: the pass's own time; node CPU as above. Pair 1 "
-                + "is the pair of the tables above; each pair after it runs in the other order than the one before.\n\n");
+                + "is the pair of the tables above; each pair after it runs in the other order than the one before."
+                + (settings.providerOptions().isEmpty() ? "" : " Every load of these pairs ran with " + settings.providerOptions()
+                        .entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(", "))
+                        + " (--provider-options), the ones called \"defaults\" too.")
+                + "\n\n");
     }
 
     /** A load of no-traffic pair {@code pair} of {@code loader}, the defaults ({@code adaptive}) or adaptive-load=false. */

@@ -15,7 +15,10 @@ import java.util.Map;
  * both loaders; {@code --shared-buffers=SIZE} is PostgreSQL's
  * {@code shared_buffers}; {@code --jvm-options=-XX:MaxTenuringThreshold=0,...} (comma-separated) are appended to the JVM
  * options of this provider's nodes, to see what a JVM setting changes (Keycloak 24's nodes keep theirs; another
- * collector, e.g. {@code -XX:+UseParallelGC}, replaces Keycloak's G1, and then no live heap is read). Phases:
+ * collector, e.g. {@code -XX:+UseParallelGC}, replaces Keycloak's G1, and then no live heap is read);
+ * {@code --provider-options=quiet-start-seconds=0,...} (comma-separated {@code option=value}) set this provider's options
+ * on every node of the {@code ours} phase, both loads of each no-traffic pair included (the window phase keeps its
+ * setups). Phases:
  * {@code ours}, {@code kc24}, {@code refresh} ({@code loaders} = the first two); {@code planning} only when asked
  * ({@link PlanningScale}: {@code --planning-sizes}, default 1M and 10M, with offline caches of
  * {@code --planning-max-count} entries, default 1M); {@code window} only when asked ({@link RestartWindow}: a full
@@ -39,7 +42,7 @@ import java.util.Map;
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
                 List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
-                List<String> jvmOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
+                List<String> jvmOptions, Map<String, String> providerOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
                 int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
                 List<String> windowSetups, List<String> windowMixes, List<String> windowSpreads, int windowRepeat,
                 int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs) {
@@ -70,6 +73,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("client-sessions", quick ? "1" : "3");
         options.put("shared-buffers", SHARED_BUFFERS);
         options.put("jvm-options", "");
+        options.put("provider-options", "");
         options.put("planning-sizes", "1000000,10000000");
         options.put("planning-max-count", "1000000");
         options.put("window-sessions", "300000");
@@ -106,7 +110,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 options.get("heap"), Path.of(options.get("out")), List.of(options.get("phases").split(",")),
                 Integer.parseInt(options.get("jfr")), Integer.parseInt(options.get("client-sessions")),
                 options.get("shared-buffers"), Arrays.stream(options.get("jvm-options").split(",")).map(String::trim)
-                .filter(o -> !o.isEmpty()).toList(), ints(options.get("planning-sizes")),
+                .filter(o -> !o.isEmpty()).toList(), providerOptions(options.get("provider-options")),
+                ints(options.get("planning-sizes")),
                 Integer.parseInt(options.get("planning-max-count")), Integer.parseInt(options.get("window-sessions")),
                 Integer.parseInt(options.get("window-tokens")), ints(options.get("window-rates")),
                 Integer.parseInt(options.get("window-seconds")),
@@ -125,6 +130,23 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         values.stream().filter(v -> !List.of(known).contains(v)).findFirst().ifPresent(v -> {
             throw new IllegalArgumentException("Unknown --" + option + " value '" + v + "'; known: " + String.join(", ", known));
         });
+        return values;
+    }
+
+    /** {@code option=value} pairs, comma-separated, in the order given. */
+    private static Map<String, String> providerOptions(String csv) {
+        Map<String, String> values = new LinkedHashMap<>();
+        for (String pair : csv.split(",")) {
+            if (pair.isBlank()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("--provider-options takes option=value pairs, e.g. "
+                        + "quiet-start-seconds=0; got '" + pair.trim() + "'");
+            }
+            values.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+        }
         return values;
     }
 

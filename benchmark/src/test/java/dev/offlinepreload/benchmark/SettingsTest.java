@@ -3,9 +3,20 @@ package dev.offlinepreload.benchmark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.Map;
+
 import org.junit.jupiter.api.Test;
 
 class SettingsTest {
+
+    @Test
+    void providerOptionsAreNoneUnlessGivenThenEachOptionValuePairInOrder() {
+        assertThat(Settings.parse(new String[] {"--quick"}).providerOptions()).isEmpty();
+        assertThat(Settings.parse(new String[] {"--provider-options=quiet-start-seconds=0, batch-size=2000"})
+                .providerOptions()).containsExactly(Map.entry("quiet-start-seconds", "0"), Map.entry("batch-size", "2000"));
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--provider-options=quiet-start-seconds"}))
+                .hasMessageContaining("option=value").hasMessageContaining("'quiet-start-seconds'");
+    }
 
     @Test
     void jvmOptionsAreNoneUnlessGivenThenEachCommaSeparatedOne() {
