@@ -55,6 +55,7 @@ class PreloadConfigTest {
         assertThat(config.expectedClusterSize()).isEqualTo(1);
         assertThat(config.joinTimeout()).hasSeconds(300);
         assertThat(config.revocationRecheck()).hasSeconds(30);
+        assertThat(config.quietStart()).as("room for a late load balancer").hasSeconds(30);
         assertThat(config.holdReadiness()).isFalse();
         assertThat(config.buildIndexesOnline()).isTrue();
     }
@@ -85,6 +86,9 @@ class PreloadConfigTest {
         assertThatThrownBy(() -> parse(Map.of("capacity-headroom-percent", "95"))).hasMessageContaining("from 0 to 90");
         assertThatThrownBy(() -> parse(Map.of("revocation-recheck-seconds", "0"))).as("the delayed check cannot be switched off")
                 .hasMessageContaining("revocation-recheck-seconds").hasMessageContaining("from 1 to 3600");
+        assertThat(parse(Map.of("quiet-start-seconds", "0")).quietStart()).as("a restart without traffic").isZero();
+        assertThatThrownBy(() -> parse(Map.of("quiet-start-seconds", "-1")))
+                .hasMessageContaining("quiet-start-seconds").hasMessageContaining("from 0 to 3600");
     }
 
     @Test
