@@ -164,8 +164,8 @@ final class LoaderComparison {
      * caches sized for {@code largest} sessions.
      */
     private KeycloakCluster oneNode(String name, String keycloakVersion, int largest) {
-        KeycloakCluster.Builder builder = KeycloakCluster.builder(name).keycloakVersion(keycloakVersion).nodes(1).pgStatStatements()
-                .sharedBuffers(settings.sharedBuffers())
+        KeycloakCluster.Builder builder = KeycloakCluster.builder(name).keycloakVersion(keycloakVersion).nodes(1)
+                .pgStatStatements().sharedBuffers(settings.sharedBuffers())
                 .env("JAVA_OPTS_APPEND", ourJvmFlags(settings.heap()))
                 .env("KC_LOG_LEVEL", "INFO")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))

@@ -135,8 +135,8 @@ final class Report {
                                 + "%.1f s after the node was ready (its pass %.1f s); the same load with adaptive-load=false "
                                 + "%.1f s after (its pass %.1f s): %.2f×. With persistent sessions the defaults' first pass "
                                 + "waits for the quiet start (quiet-start-seconds without a request once every node has "
-                                + "started), which the pass's own time leaves out.%n", sessionsLabel(u.sessions()), governed.fromReadySeconds(),
-                        governed.seconds(), u.fromReadySeconds(), u.seconds(), governed.fromReadySeconds() / u.fromReadySeconds()));
+                                + "started), which the pass's own time leaves out.%n", sessionsLabel(u.sessions()),
+                        governed.fromReadySeconds(), governed.seconds(), u.fromReadySeconds(), u.seconds(), governed.fromReadySeconds() / u.fromReadySeconds()));
             }
         });
         md.append("\n| database per load: statements' execution time / the database's CPU | ")

@@ -42,7 +42,8 @@ import java.util.Map;
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
                 List<String> phases, int jfrSeconds, int clientSessions, String sharedBuffers,
-                List<String> jvmOptions, Map<String, String> providerOptions, List<Integer> planningSizes, int planningMaxCount, int windowSessions,
+                List<String> jvmOptions, Map<String, String> providerOptions, List<Integer> planningSizes,
+                int planningMaxCount, int windowSessions,
                 int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
                 List<String> windowSetups, List<String> windowMixes, List<String> windowSpreads, int windowRepeat,
                 int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs) {
