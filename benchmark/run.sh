@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark (README: Performance). Not part of CI: the full run takes 50-100 minutes on 2 cores.
+# The benchmark (README: Performance). Not part of CI: the full run takes 60-120 minutes on 2 cores.
 #   bash benchmark/run.sh            full run, results in benchmark/results/
 #   bash benchmark/run.sh --quick    for iteration: 1M sessions, this loader at its defaults and the raw read, about
 #                                    5 minutes (results in benchmark/results-quick/)
