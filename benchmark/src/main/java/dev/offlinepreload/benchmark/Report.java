@@ -362,7 +362,8 @@ final class Report {
                         + "over the nodes. With persistent sessions (26.7's default) every refresh reads and updates "
                         + "its rows in the database whether cached or not; what a warm cache saves is the lazy import "
                         + "(the cache misses column). The passes while 3 nodes load run with adaptive-load=false: "
-                        + "refreshes back to back leave the defaults no quiet second to load in.%n%n", settings.refreshTokens(), sessionsLabel(settings.refreshSessions()), 8))
+                        + "refreshes back to back leave the defaults no quiet second to load in.%n%n",
+                        settings.refreshTokens(), sessionsLabel(settings.refreshSessions()), 8))
                 .append("| setup | pass | refreshes | failed | p50 (ms) | p99 (ms) | refreshes/s | session-table SELECTs "
                         + "per refresh | rows read per refresh | offlineSessions cache misses per refresh |\n"
                         + "|---|---|---|---|---|---|---|---|---|---|\n");
