@@ -48,7 +48,6 @@ final class RefreshLatency {
      */
     static final int RATE_CAP = 2_000;
     private static final String RATE_CAP_OPTION = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
-    private static final String ADAPTIVE_OPTION = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
 
     /** One pass of refreshes over every token. */
     record Pass(String setup, String when, Latencies latencies, double selectsPerRefresh, double rowsPerRefresh,
@@ -144,14 +143,14 @@ final class RefreshLatency {
                 // Refreshes back to back leave a node no quiet second, so at the defaults the load would wait five
                 // minutes and then crawl at its floor (the 2026-11-28 full run stalled here): these passes measure
                 // what a load that does not yield costs the requests. The defaults under traffic: --phases=window.
-                cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE_OPTION, "false"));
+                cluster.nodes().forEach(n -> n.setEnv(RestartWindow.ADAPTIVE, "false"));
                 passes.addAll(refreshDuringLoad(setup, cluster, db, tokens.subList(JIT_WARMUP, tokens.size()), ""));
                 // The same with the rate cap an operator sets to keep request latency untouched while loading.
                 cluster.nodes().forEach(n -> n.setEnv(RATE_CAP_OPTION, Integer.toString(RATE_CAP)));
                 passes.addAll(refreshDuringLoad(setup, cluster, db, tokens.subList(JIT_WARMUP, tokens.size()),
                         " at max-sessions-per-second=" + RATE_CAP));
                 cluster.nodes().forEach(n -> n.setEnv(RATE_CAP_OPTION, "0"));
-                cluster.nodes().forEach(n -> n.setEnv(ADAPTIVE_OPTION, "true"));
+                cluster.nodes().forEach(n -> n.setEnv(RestartWindow.ADAPTIVE, "true"));
             }
         }
     }

@@ -82,7 +82,7 @@ final class RestartWindow {
     private static final String CLIENT = "app-1";
     private static final int WINDOW_SECONDS = 10;
     private static final int CALLERS = 64;
-    private static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
+    static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
     private static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
     private static final String CAP = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
     /** The provider's setups, in the order they run. */
