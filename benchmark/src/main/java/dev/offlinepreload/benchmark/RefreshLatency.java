@@ -275,7 +275,7 @@ final class RefreshLatency {
         return pool;
     }
 
-    private static void awaitLoaded(KeycloakCluster cluster) {
+    static void awaitLoaded(KeycloakCluster cluster) {
         BooleanSupplier allDone = () -> cluster.nodes().stream().allMatch(n -> NodeMetrics.scrape(n).preloadState("done"));
         await("every node loaded").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(200))
                 .until(allDone::getAsBoolean);
