@@ -47,7 +47,6 @@ final class RefreshLatency {
      * the 2026-11-23 run's cap of 10,000 did not bind.
      */
     static final int RATE_CAP = 2_000;
-    private static final String RATE_CAP_OPTION = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
 
     /** One pass of refreshes over every token. */
     record Pass(String setup, String when, Latencies latencies, double selectsPerRefresh, double rowsPerRefresh,
@@ -146,10 +145,10 @@ final class RefreshLatency {
                 cluster.nodes().forEach(n -> n.setEnv(RestartWindow.ADAPTIVE, "false"));
                 passes.addAll(refreshDuringLoad(setup, cluster, db, tokens.subList(JIT_WARMUP, tokens.size()), ""));
                 // The same with the rate cap an operator sets to keep request latency untouched while loading.
-                cluster.nodes().forEach(n -> n.setEnv(RATE_CAP_OPTION, Integer.toString(RATE_CAP)));
+                cluster.nodes().forEach(n -> n.setEnv(RestartWindow.CAP, Integer.toString(RATE_CAP)));
                 passes.addAll(refreshDuringLoad(setup, cluster, db, tokens.subList(JIT_WARMUP, tokens.size()),
                         " at max-sessions-per-second=" + RATE_CAP));
-                cluster.nodes().forEach(n -> n.setEnv(RATE_CAP_OPTION, "0"));
+                cluster.nodes().forEach(n -> n.setEnv(RestartWindow.CAP, "0"));
                 cluster.nodes().forEach(n -> n.setEnv(RestartWindow.ADAPTIVE, "true"));
             }
         }

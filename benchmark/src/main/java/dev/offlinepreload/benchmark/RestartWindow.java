@@ -84,7 +84,7 @@ final class RestartWindow {
     private static final int CALLERS = 64;
     static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
     private static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
-    private static final String CAP = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
+    static final String CAP = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
     /** The provider's setups, in the order they run. */
     private static final List<String> PROVIDER_SETUPS = List.of("defaults", "off", "uncapped", "fixed");
     /** How often every node's metrics are read while the traffic runs, in every setup alike (a scrape costs CPU). */
