@@ -2,6 +2,8 @@ package dev.offlinepreload.testsuite.cluster;
 
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -168,6 +170,22 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
 
     public void unpause() {
         ContainerPause.unpause(getContainerId());
+    }
+
+    /**
+     * Makes the node's JVM print a thread dump to its log (SIGQUIT to the java process; the pattern does not match
+     * the shell that sends it), to show afterwards where its threads waited.
+     */
+    public void threadDump() {
+        try {
+            execInContainer("sh", "-c",
+                    "for p in /proc/[0-9]*; do grep -qa '[j]ava' $p/cmdline 2>/dev/null && kill -QUIT ${p#/proc/}; done");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     /** A fresh container from the same image and settings: a node restart as an orchestrator would do it. */
