@@ -6,6 +6,7 @@ import java.awt.Color;
 import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +14,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDate;
+import java.time.LocalDateTime;
 import java.time.LocalTime;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -28,6 +31,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import java.util.zip.GZIPOutputStream;
 
 import javax.imageio.ImageIO;
@@ -125,6 +129,8 @@ final class RestartWindow {
     private final Settings settings;
     private final int seconds;
     private final Path cells;
+    /** Where this run keeps its clusters' logs, a folder per mode: a later run on the same clusters overwrites theirs. */
+    private final Path logs;
     /** The cell being measured. */
     private Cell cell;
     /** The mode's clusters, stock's and the provider's: every database is settled before each window. */
@@ -134,6 +140,7 @@ final class RestartWindow {
         this.settings = settings;
         this.seconds = settings.windowSeconds();
         this.cells = settings.out().resolve("restart-window");
+        this.logs = cells.resolve("logs").resolve(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd-HHmm")));
     }
 
     void run() {
@@ -180,10 +187,30 @@ final class RestartWindow {
                 }
             } finally {
                 clusters.forEach(c -> c.cluster().close());
+                keepLogs(mode);
                 clusters = List.of();
             }
         }
         gather(matrix);
+    }
+
+    /** Gzipped copies of the mode's cluster logs (every restart of every cell, with the loaders' progress lines). */
+    private void keepLogs(String mode) {
+        for (Prepared prepared : clusters) {
+            Path from = prepared.cluster().logDir();
+            Path to = logs.resolve(mode).resolve(from.getFileName());
+            try (Stream<Path> files = Files.list(from)) {
+                Files.createDirectories(to);
+                for (Path log : files.filter(f -> f.toString().endsWith(".log")).toList()) {
+                    try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(to.resolve(log.getFileName() + ".gz")))) {
+                        Files.copy(log, out);
+                    }
+                }
+                Progress.say("%s's logs kept in %s", from.getFileName(), to);
+            } catch (IOException e) {
+                Progress.say("%s's logs not kept: %s", from, e);
+            }
+        }
     }
 
     /** The first line of a cell's file: the settings its figures were taken with. */

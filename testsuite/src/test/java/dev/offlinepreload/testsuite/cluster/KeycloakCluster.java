@@ -57,7 +57,7 @@ public final class KeycloakCluster implements AutoCloseable {
         this.name = builder.name;
         this.dbSchema = builder.dbSchema;
         this.keycloakVersion = builder.keycloakVersion;
-        deleteLogsOfEarlierRuns(TestPaths.logDir().resolve(name));
+        deleteLogsOfEarlierRuns(logDir());
         this.database = (builder.mariadb
                 ? new MariaDBContainer(DockerImageName.parse(Images.mariadb()).asCompatibleSubstituteFor("mariadb"))
                 : new PostgreSQLContainer(DockerImageName.parse(Images.postgres()).asCompatibleSubstituteFor("postgres")))
@@ -67,7 +67,7 @@ public final class KeycloakCluster implements AutoCloseable {
                 .withUsername(DB_USER)
                 .withPassword(DB_PASSWORD)
                 .withSharedMemorySize(256L * 1024 * 1024) // PostgreSQL's sorts and parallel work on large test tables
-                .withLogConsumer(new NodeLog(TestPaths.logDir().resolve(name).resolve("database.log")));
+                .withLogConsumer(new NodeLog(logDir().resolve("database.log")));
         if (builder.pgStatStatements) {
             // Three nodes' connection pools (Keycloak's default: up to 100 each) outgrow PostgreSQL's default of 100
             // connections in a restart window's backlog; the benchmark's own statistics query was then refused.
@@ -88,7 +88,7 @@ public final class KeycloakCluster implements AutoCloseable {
             env.putAll(builder.nodeEnv.getOrDefault(i, Map.of()));
             env.values().removeIf(Objects::isNull);
             KeycloakNode node = new KeycloakNode(image, builder.keycloakVersion, nodeName, network, env,
-                    new NodeLog(TestPaths.logDir().resolve(name).resolve(nodeName + ".log")));
+                    new NodeLog(logDir().resolve(nodeName + ".log")));
             node.readinessPort(builder.readinessPort);
             if (builder.buildAtStartupFrom != null) {
                 node.withCopyFileToContainer(MountableFile.forHostPath(TestPaths.providerJar()),
@@ -187,6 +187,11 @@ public final class KeycloakCluster implements AutoCloseable {
                 .atMost(Duration.ofMinutes(3))
                 .pollInterval(Duration.ofMillis(500))
                 .until(() -> runningNodes().stream().allMatch(n -> n.viewSize() == members));
+    }
+
+    /** Where the database's and each node's log are written ({@code database.log}, {@code node1.log}, ...). */
+    public Path logDir() {
+        return TestPaths.logDir().resolve(name);
     }
 
     public List<KeycloakNode> nodes() {
