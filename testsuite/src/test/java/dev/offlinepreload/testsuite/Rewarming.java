@@ -79,10 +79,10 @@ final class Rewarming {
      * The others normally leave the paused node out of their view within about a minute (JGroups' FD_ALL3 after 40 s
      * without a heartbeat). Keycloak's TCP transport writes to a member with blocking sends, though, and a write to a
      * frozen member whose socket buffers are full blocks until it reads again, and can hold up what else that
-     * sender thread sends, a view change included (keycloak-benchmark#675, ISPN-15701). That is JGroups' behaviour, not the
-     * provider's, and not what this test is about: if the others' view has not changed after 2 minutes, their thread
-     * dumps go to their logs, the node is thawed, the cluster settles at 3, and the partition is made once more. A
-     * second partition that does not happen fails the test, with the views each node saw.
+     * sender thread sends, a view change included (keycloak-benchmark#675, ISPN-15701). That is JGroups' behaviour,
+     * not the provider's, and not what this test is about: if the others' view has not changed after 2 minutes, their
+     * thread dumps go to their logs, the node is thawed, the cluster settles at 3, and the partition is made once
+     * more. A second partition that does not happen fails the test, with the views each node saw.
      */
     void pauseUntilMergedBack(KeycloakNode paused) {
         List<KeycloakNode> others = cluster.nodes().stream().filter(n -> n != paused).toList();
