@@ -2,7 +2,7 @@ package dev.offlinepreload.benchmark;
 
 import static org.awaitility.Awaitility.await;
 
-import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -237,13 +237,9 @@ final class PlanningScale {
     private static Optional<PlanningLog.Histogram> sample(KeycloakNode node) {
         int before = PlanningLog.histogramCount(node.log().linesSinceStart());
         try {
-            node.execInContainer("sh", "-c", "for p in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\" in"
-                    + " java\\ *) kill -QUIT ${p#/proc/};; esac; done");
-        } catch (IOException e) {
+            node.threadDump();
+        } catch (UncheckedIOException e) {
             return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
         try {
             await("class histogram").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))

@@ -173,8 +173,8 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
     }
 
     /**
-     * Makes the node's JVM print a thread dump to its log (SIGQUIT to the java process; the pattern does not match
-     * the shell that sends it), to show afterwards where its threads waited.
+     * SIGQUIT to the node's JVM (kc.sh starts it as a child, not as PID 1; the pattern does not match the shell that
+     * sends it): a thread dump in the node's log, and with {@code -XX:+PrintClassHistogram} a class histogram.
      */
     public void threadDump() {
         try {
