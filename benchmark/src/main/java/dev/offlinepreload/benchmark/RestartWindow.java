@@ -104,7 +104,15 @@ final class RestartWindow {
 
     /** One setup's window. */
     private record Run(String setup, List<Sample> samples, List<Loaded> loaded, double loadedSeconds,
-                       double databaseCpuSeconds, double otherDatabaseCpuSeconds, double selectsPerRequest) {
+                       double databaseCpuSeconds, double otherDatabaseCpuSeconds, double selectsPerRequest,
+                       Traffic traffic) {
+    }
+
+    /**
+     * CPU time used from ready until the last response came in, by the database and by the Keycloak nodes together:
+     * the same requests in every setup, so the work each setup spent on them, whatever it did beside them.
+     */
+    private record Traffic(double databaseCpuSeconds, double keycloakCpuSeconds) {
     }
 
     /**
@@ -416,6 +424,7 @@ final class RestartWindow {
         double cpuBefore = db.cpuSeconds();
         double othersBefore = otherDatabasesCpuSeconds(prepared);
         List<KeycloakNode> nodes = cluster.nodes();
+        double keycloakCpuBefore = keycloakCpuSeconds(nodes);
         List<Sample> samples = Collections.synchronizedList(new ArrayList<>());
         ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
         ScheduledExecutorService schedule = Executors.newSingleThreadScheduledExecutor();
@@ -462,6 +471,8 @@ final class RestartWindow {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        Traffic traffic = new Traffic(db.cpuSeconds() - cpuBefore, keycloakCpuSeconds(nodes) - keycloakCpuBefore);
+        db.topStatements(4).forEach(line -> Progress.say("%s, %s: during the traffic, db %s", cell.name(), setup, line));
         if (loads && loadedAt.get() < 0) {
             await("every node loaded").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(500))
                     .until(() -> nodes.stream().allMatch(node -> NodeMetrics.scrape(node).preloadState("done")));
@@ -476,12 +487,14 @@ final class RestartWindow {
         }
         double loaded = loadedAt.get() < 0 ? Double.NaN : (loadedAt.get() - ready) / 1e9;
         Run run = new Run(setup, List.copyOf(samples), List.copyOf(loadedOverTime), loaded, db.cpuSeconds() - cpuBefore,
-                otherDatabasesCpuSeconds(prepared) - othersBefore, db.sessionTableSelects() / Math.max(1, samples.size()));
+                otherDatabasesCpuSeconds(prepared) - othersBefore, db.sessionTableSelects() / Math.max(1, samples.size()),
+                traffic);
         String loadedLine = Double.isNaN(loaded) ? "no loader"
                 : String.format(Locale.ROOT, "all loaded %.1f s after ready", loaded);
-        Progress.say("%s, %s: %d requests due at %d/s for %d s, %s, database %.1f CPU-s, "
-                + "%.2f session-row SELECTs per request", cell.name(), setup, samples.size(), perSecond, seconds,
-                loadedLine, run.databaseCpuSeconds(), run.selectsPerRequest());
+        Progress.say("%s, %s: %d requests due at %d/s for %d s, %s, database %.1f CPU-s (%.1f during the traffic), "
+                + "Keycloak %.1f CPU-s during the traffic, %.2f session-row SELECTs per request", cell.name(), setup,
+                samples.size(), perSecond, seconds, loadedLine, run.databaseCpuSeconds(), traffic.databaseCpuSeconds(),
+                traffic.keycloakCpuSeconds(), run.selectsPerRequest());
         return run;
     }
 
@@ -491,6 +504,10 @@ final class RestartWindow {
             Collections.reverse(ordered);
         }
         return ordered;
+    }
+
+    private static double keycloakCpuSeconds(List<KeycloakNode> nodes) {
+        return nodes.stream().mapToDouble(ContainerCpu::seconds).sum();
     }
 
     /** CPU time the databases of the mode's other clusters have used so far: what runs beside a window. */
@@ -555,6 +572,9 @@ final class RestartWindow {
         out.append("\n| all nodes loaded after ready |");
         runs.forEach(r -> out.append(Double.isNaN(r.loadedSeconds()) ? " – |"
                 : String.format(Locale.ROOT, " %.1f s |", r.loadedSeconds())));
+        out.append("\n| CPU from ready to the last response: database / the Keycloak nodes together |");
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.1f s / %.1f s |", r.traffic().databaseCpuSeconds(),
+                r.traffic().keycloakCpuSeconds())));
         out.append("\n| database CPU over the window (loads included) |");
         runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.1f s |", r.databaseCpuSeconds())));
         out.append("\n| the other cluster's database CPU meanwhile (idle: near 0) |");
