@@ -1,0 +1,96 @@
+package dev.offlinepreload.benchmark;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordingFile;
+
+/**
+ * What one node's JVM did in a span of wall-clock time, from a recording of {@code --jfr} (one file per node start):
+ * CPU samples by thread and by the packages on their stacks, the JVM's share of the machine's CPU, and collector
+ * pauses. For restart windows: the span from "every node ready" (the progress log, UTC) for the window's seconds.
+ * <pre>
+ * ./mvnw -B -q -pl benchmark -am package -DskipTests
+ * java -cp benchmark/target/classes dev.offlinepreload.benchmark.JfrWindow FILE.jfr HH:MM:SS SECONDS
+ * </pre>
+ */
+public final class JfrWindow {
+
+    /** Packages whose share of the samples is counted: a sample counts for each one on its stack. */
+    private static final List<String> PACKAGES = List.of("dev.offlinepreload", "org.infinispan.notifications",
+            "org.infinispan", "org.jgroups", "org.hibernate", "org.postgresql", "io.vertx");
+
+    private JfrWindow() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        if (args.length != 3) {
+            System.err.println("usage: JfrWindow FILE.jfr HH:MM:SS SECONDS (UTC, as the progress log prints it)");
+            System.exit(2);
+        }
+        Path file = Path.of(args[0]);
+        List<RecordedEvent> events = RecordingFile.readAllEvents(file);
+        Instant start = events.stream().map(RecordedEvent::getStartTime).min(Comparator.naturalOrder()).orElseThrow()
+                .atZone(ZoneOffset.UTC).with(LocalTime.parse(args[1])).toInstant();
+        Instant end = start.plusSeconds(Long.parseLong(args[2]));
+        Map<String, Integer> threads = new HashMap<>();
+        Map<String, Integer> packages = new HashMap<>();
+        int samples = 0;
+        int cpuReadings = 0;
+        double jvmCpu = 0;
+        double machineCpu = 0;
+        int collections = 0;
+        Duration pauses = Duration.ZERO;
+        Duration longest = Duration.ZERO;
+        for (RecordedEvent e : events) {
+            if (e.getStartTime().isBefore(start) || !e.getStartTime().isBefore(end)) {
+                continue;
+            }
+            switch (e.getEventType().getName()) {
+                case "jdk.ExecutionSample" -> {
+                    samples++;
+                    String thread = e.getThread("sampledThread").getJavaName();
+                    threads.merge(thread == null ? "(native)" : thread.replaceAll("\\d+", "N"), 1, Integer::sum);
+                    RecordedStackTrace stack = e.getStackTrace();
+                    List<RecordedFrame> frames = stack == null ? List.of() : stack.getFrames();
+                    PACKAGES.stream().filter(p -> frames.stream().anyMatch(f -> f.getMethod().getType().getName().startsWith(p)))
+                            .forEach(p -> packages.merge(p, 1, Integer::sum));
+                }
+                case "jdk.CPULoad" -> {
+                    cpuReadings++;
+                    jvmCpu += e.getFloat("jvmUser") + e.getFloat("jvmSystem");
+                    machineCpu += e.getFloat("machineTotal");
+                }
+                case "jdk.GarbageCollection" -> {
+                    collections++;
+                    pauses = pauses.plus(e.getDuration("sumOfPauses"));
+                    longest = longest.compareTo(e.getDuration("longestPause")) < 0 ? e.getDuration("longestPause") : longest;
+                }
+                default -> {
+                }
+            }
+        }
+        System.out.printf(Locale.ROOT, "%s, %s to %s UTC: %d CPU samples%n", file.getFileName(), start, end, samples);
+        System.out.printf(Locale.ROOT, "  JVM %.1f%% of the machine's CPU, machine %.1f%% busy (%d readings)%n",
+                cpuReadings == 0 ? 0 : 100 * jvmCpu / cpuReadings, cpuReadings == 0 ? 0 : 100 * machineCpu / cpuReadings, cpuReadings);
+        System.out.printf(Locale.ROOT, "  %d collections, pauses %.2f s, longest %.3f s%n", collections,
+                pauses.toNanos() / 1e9, longest.toNanos() / 1e9);
+        for (String p : PACKAGES) {
+            System.out.printf(Locale.ROOT, "  samples with %s on the stack: %d%n", p, packages.getOrDefault(p, 0));
+        }
+        threads.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(8)
+                .forEach(t -> System.out.printf(Locale.ROOT, "  thread %s: %d%n", t.getKey(), t.getValue()));
+    }
+}
