@@ -221,9 +221,12 @@ final class RestartWindow {
         }
     }
 
-    /** The first line of a cell's file: the settings its figures were taken with. */
+    /**
+     * The first line of a cell's file: the settings its figures were taken with. The client's protocol is among them:
+     * cells measured while it spoke h2c (up to 2026-11-29) saturated differently and are measured again.
+     */
     private String settingsLine() {
-        return String.format(Locale.ROOT, "<!-- %d nodes, %d sessions, %d tokens, %d s, %d repeats, setups %s, cap %d%s -->",
+        return String.format(Locale.ROOT, "<!-- %d nodes, %d sessions, %d tokens, %d s, %d repeats, setups %s, cap %d%s, client HTTP/1.1 -->",
                 RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), seconds,
                 settings.windowRepeat(), String.join(",", settings.windowSetups()), settings.windowCap(),
                 settings.windowTrafficDelay() == 0 ? "" : ", traffic " + settings.windowTrafficDelay() + " s after ready");
