@@ -49,8 +49,8 @@ public final class PooledPair {
             PooledComparison.Result r = PooledComparison.compare(window(runs, reference, w), window(runs, candidate, w));
             verdicts.merge(r.verdict(), 1, Integer::sum);
             System.out.printf(Locale.ROOT, "%3d-%-3d s  reference p99 %8.0f ms  candidate %8.0f ms  difference (90%%) "
-                    + "%+8.0f to %+8.0f ms  %s%n", w * 10, w * 10 + 10, r.referenceP99(), r.candidateP99(), r.low(), r.high(),
-                    r.verdict());
+                    + "%+8.0f to %+8.0f ms  restarts' rank p %.3f  %s%n", w * 10, w * 10 + 10, r.referenceP99(),
+                    r.candidateP99(), r.low(), r.high(), r.restartsP(), r.verdict());
         }
         StringBuilder summary = new StringBuilder();
         verdicts.forEach((v, n) -> summary.append(summary.isEmpty() ? "" : ", ").append(n).append(' ').append(v));

@@ -63,6 +63,37 @@ class PooledComparisonTest {
     }
 
     @Test
+    void oneRestartASideDecidesNothingWhateverItsRequestsSay() {
+        // the bootstrap alone calls a twice-as-long tail worse (above); one restart against one cannot tell a setup
+        // from the luck of that restart
+        Result result = PooledComparison.compare(runs(1, 1, 1000, 50, 400), runs(2, 1, 1000, 50, 800));
+        assertThat(result.low()).as("%s", result).isGreaterThan(0.1 * result.referenceP99());
+        assertThat(result.restartsP()).isEqualTo(0.5);
+        assertThat(result.verdict()).as("%s", result).isEqualTo(Verdict.NOT_DECIDED);
+    }
+
+    @Test
+    void restartsThatDisagreeDecideNothingWhereThePooledIntervalWouldSayWorse() {
+        // run aw's shape: the candidate's restarts above the reference's, but its best below the reference's worst
+        List<List<Double>> reference = runs(1, 3, 1000, 50, 400);
+        reference.set(2, run(new SplittableRandom(3), 1000, 50, 600));
+        List<List<Double>> candidate = runs(2, 3, 1000, 50, 800);
+        candidate.set(2, run(new SplittableRandom(4), 1000, 50, 580));
+        Result result = PooledComparison.compare(reference, candidate);
+        assertThat(result.low()).as("%s", result).isGreaterThan(Math.max(50, 0.1 * result.referenceP99()));
+        assertThat(result.restartsP()).as("%s", result).isGreaterThan(0.05);
+        assertThat(result.verdict()).as("%s", result).isEqualTo(Verdict.NOT_DECIDED);
+    }
+
+    @Test
+    void theRankTestIsExact() {
+        assertThat(PooledComparison.rankP(new double[] {3, 4, 5}, new double[] {0, 1, 2})).isEqualTo(0.05);
+        assertThat(PooledComparison.rankP(new double[] {3, 1, 5}, new double[] {0, 4, 2})).isEqualTo(0.35);
+        assertThat(PooledComparison.rankP(new double[] {1}, new double[] {0})).isEqualTo(0.5);
+        assertThat(PooledComparison.rankP(new double[] {0, 1, 2}, new double[] {3, 4, 5})).isEqualTo(1.0);
+    }
+
+    @Test
     void aWindowWithoutRequestsIsNotDecided() {
         Result result = PooledComparison.compare(List.of(List.of(), List.of()), runs(2, 2, 100, 50, 150));
         assertThat(result.verdict()).isEqualTo(Verdict.NOT_DECIDED);
