@@ -12,7 +12,7 @@ import dev.offlinepreload.testsuite.cluster.KeycloakNode;
 
 /**
  * With {@code --jfr=SECONDS}, every start of a node records a JFR profile of its first SECONDS, which the benchmark
- * copies into the results folder's jfr/, one file per node start ({@code jfr print --events jdk.ExecutionSample}, or
+ * copies into the results folder's jfr/, one file per node start (read a window of it with {@link JfrWindow}, or
  * JDK Mission Control).
  */
 final class JfrProfile {

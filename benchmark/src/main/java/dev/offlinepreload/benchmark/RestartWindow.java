@@ -223,13 +223,14 @@ final class RestartWindow {
 
     /**
      * The first line of a cell's file: the settings its figures were taken with. The client's protocol is among them:
-     * cells measured while it spoke h2c (up to 2026-11-29) saturated differently and are measured again.
+     * cells measured before it was (up to run az, 2026-11-29; h2c up to run ay) are measured again.
      */
     private String settingsLine() {
-        return String.format(Locale.ROOT, "<!-- %d nodes, %d sessions, %d tokens, %d s, %d repeats, setups %s, cap %d%s, client HTTP/1.1 -->",
+        return String.format(Locale.ROOT, "<!-- %d nodes, %d sessions, %d tokens, %d s, %d repeats, setups %s, cap %d%s, client %s -->",
                 RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), seconds,
                 settings.windowRepeat(), String.join(",", settings.windowSetups()), settings.windowCap(),
-                settings.windowTrafficDelay() == 0 ? "" : ", traffic " + settings.windowTrafficDelay() + " s after ready");
+                settings.windowTrafficDelay() == 0 ? "" : ", traffic " + settings.windowTrafficDelay() + " s after ready",
+                OidcClient.PROTOCOL);
     }
 
     private Path file(Cell c, String suffix) {
@@ -427,13 +428,14 @@ final class RestartWindow {
         double cpuBefore = db.cpuSeconds();
         double othersBefore = otherDatabasesCpuSeconds(prepared);
         List<KeycloakNode> nodes = cluster.nodes();
-        double keycloakCpuBefore = keycloakCpuSeconds(nodes);
         List<Sample> samples = Collections.synchronizedList(new ArrayList<>());
         ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
         ScheduledExecutorService schedule = Executors.newSingleThreadScheduledExecutor();
         Progress.say("%s, %s: every node ready at %s", cell.name(), setup, LocalTime.now());
         // From here on "ready" is the traffic's start: the windows, the loads and the charts count from it.
         RefreshLatency.sleep(Duration.ofSeconds(settings.windowTrafficDelay()));
+        double trafficDatabaseBefore = db.cpuSeconds();
+        double keycloakCpuBefore = keycloakCpuSeconds(nodes);
         long ready = System.nanoTime();
         AtomicLong loadedAt = new AtomicLong(-1);
         List<Loaded> loadedOverTime = Collections.synchronizedList(new ArrayList<>());
@@ -468,13 +470,16 @@ final class RestartWindow {
         try {
             schedule.awaitTermination(seconds + 60L, TimeUnit.SECONDS);
             callers.shutdown();
-            callers.awaitTermination(5, TimeUnit.MINUTES);
+            if (!callers.awaitTermination(5, TimeUnit.MINUTES)) {
+                Progress.say("%s, %s: requests still unanswered 5 min after the last was due; the CPU from ready to the "
+                        + "last response is cut short there", cell.name(), setup);
+            }
             poll.shutdown();
             poll.awaitTermination(1, TimeUnit.MINUTES);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        Traffic traffic = new Traffic(db.cpuSeconds() - cpuBefore, keycloakCpuSeconds(nodes) - keycloakCpuBefore);
+        Traffic traffic = new Traffic(db.cpuSeconds() - trafficDatabaseBefore, keycloakCpuSeconds(nodes) - keycloakCpuBefore);
         db.topStatements(4).forEach(line -> Progress.say("%s, %s: during the traffic, db %s", cell.name(), setup, line));
         if (loads && loadedAt.get() < 0) {
             await("every node loaded").atMost(Duration.ofMinutes(20)).pollInterval(Duration.ofMillis(500))
@@ -641,9 +646,11 @@ final class RestartWindow {
                 + (stock ? "stock" : "preloading=false on the provider's own cluster and database")
                 + " (each window's requests of every restart together; 90% bootstrap interval of the p99's difference to "
                 + "the reference's, restarts and requests resampled; no worse: all of it within 10% or 50 ms of the "
-                + "reference's pooled p99, worse: all of it above):\n\n| window after ready | " + reference
-                + ": pooled p99 |");
-        others.forEach(setup -> out.append(' ').append(setup).append(": pooled p99, difference (90%), verdict |"));
+                + "reference's pooled p99, worse: all of it above; either only where an exact rank test over the "
+                + "restarts' own p99s agrees at 5%, one-sided, which takes three restarts a setup or more):"
+                + "\n\n| window after ready | " + reference + ": pooled p99 |");
+        others.forEach(setup -> out.append(' ').append(setup)
+                .append(": pooled p99, difference (90%), the restarts' rank p, verdict |"));
         out.append("\n|---|---|").append("---|".repeat(others.size())).append('\n');
         Map<String, Map<PooledComparison.Verdict, Integer>> counts = new LinkedHashMap<>();
         for (int w = 0; w < windows(); w++) {
@@ -654,8 +661,9 @@ final class RestartWindow {
                 PooledComparison.Result r = PooledComparison.compare(referenceRuns, latencies(bySetup.get(setup), w));
                 counts.computeIfAbsent(setup, k -> new EnumMap<>(PooledComparison.Verdict.class))
                         .merge(r.verdict(), 1, Integer::sum);
-                out.append(String.format(Locale.ROOT, " %s, %s to %s, %s |", ms(r.candidateP99()), signedMs(r.low()),
-                        signedMs(r.high()), r.verdict()));
+                out.append(String.format(Locale.ROOT, " %s, %s to %s, %s, %s |", ms(r.candidateP99()), signedMs(r.low()),
+                        signedMs(r.high()), Double.isNaN(r.restartsP()) ? "–" : String.format(Locale.ROOT, "%.2f", r.restartsP()),
+                        r.verdict()));
             }
             out.append('\n');
         }

@@ -32,10 +32,11 @@ public final class OidcClient {
     /**
      * HTTP/1.1, as a load balancer speaks to Keycloak's nodes: a connection per request in flight. Java's client would
      * otherwise upgrade to HTTP/2 (h2c) and carry every request to a node over one connection, on whose lock Keycloak's
-     * worker threads then queued behind one another (Vert.x's {@code Http2ServerConnection}: up to 460 s of blocked
-     * threads on one node in a 120-s restart window, run ax), which made one node of three the slowest at random.
+     * worker threads then queued behind one another (Vert.x's {@code Http2ServerConnection}: 463 s of blocked threads
+     * on one node in a 120-s restart window, run ax), a wait no balancer in front of Keycloak would cause.
      */
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+    public static final HttpClient.Version PROTOCOL = HttpClient.Version.HTTP_1_1;
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(PROTOCOL)
             .connectTimeout(Duration.ofSeconds(10)).followRedirects(HttpClient.Redirect.NEVER).build();
     private static final Pattern LOGIN_FORM = Pattern.compile("<form[^>]*\\bid=\"kc-form-login\"[^>]*>");
     private static final Pattern ACTION = Pattern.compile("\\baction=\"([^\"]+)\"");
