@@ -78,7 +78,7 @@ import org.knowm.xchart.style.markers.Marker;
  * <p>A cell (mode, mix, rate, spread) is written to {@code restart-window/<cell>.md} with its chart
  * ({@code <cell>.png}: p99 per window for every setup, and the loaders' rate) as soon as it is measured; a later run with the same settings
  * keeps a cell that is already there, so the matrix can fill over several runs. {@code restart-window.md} gathers
- * every cell of the matrix that has been measured.
+ * every cell measured with the same settings, by this run or an earlier one.
  */
 final class RestartWindow {
 
@@ -199,7 +199,7 @@ final class RestartWindow {
                 clusters = List.of();
             }
         }
-        gather(matrix);
+        gather();
     }
 
     /** Gzipped copies of the mode's cluster logs (every restart of every cell, with the loaders' progress lines). */
@@ -241,7 +241,7 @@ final class RestartWindow {
     private boolean measured(Cell c) {
         try {
             Path md = file(c, ".md");
-            return Files.exists(md) && Files.readAllLines(md).stream().findFirst().orElse("").equals(settingsLine());
+            return Files.exists(md) && measuredWith(Files.readAllLines(md), settingsLine());
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -913,21 +913,38 @@ final class RestartWindow {
         series.setMarker(marker);
     }
 
-    /** restart-window.md: every cell of the matrix measured so far, in the matrix's order. */
-    private void gather(List<Cell> matrix) {
-        StringBuilder all = new StringBuilder("# Restart window\n\nOne section per cell (mode, mix, rate); each was "
-                + "measured with every setup side by side, on the date it gives.\n\n");
+    /**
+     * restart-window.md: every cell in the folder measured with these settings, whichever run measured it (a run
+     * names only the cells it was asked for, and the matrix fills over several runs), in the order of their names.
+     */
+    private void gather() {
         try {
-            for (Cell c : matrix) {
-                if (measured(c)) {
-                    List<String> lines = Files.readAllLines(file(c, ".md"));
-                    all.append(String.join("\n", lines.subList(1, lines.size()))
-                            .replace("](" + c.name() + ".png)", "](restart-window/" + c.name() + ".png)")).append("\n\n");
-                }
-            }
-            Files.writeString(settings.out().resolve("restart-window.md"), all);
+            Files.writeString(settings.out().resolve("restart-window.md"), gathered(cells, settingsLine()));
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** A cell's file begins with the line of the settings it was measured with. */
+    private static boolean measuredWith(List<String> cellFile, String settingsLine) {
+        return !cellFile.isEmpty() && cellFile.get(0).equals(settingsLine);
+    }
+
+    static String gathered(Path cells, String settingsLine) throws IOException {
+        StringBuilder all = new StringBuilder("# Restart window\n\nOne section per cell (mode, mix, rate, spread); each was "
+                + "measured with every setup side by side, on the date it gives.\n\n");
+        List<Path> measured;
+        try (Stream<Path> files = Files.list(cells)) {
+            measured = files.filter(f -> f.getFileName().toString().endsWith(".md")).sorted().toList();
+        }
+        for (Path md : measured) {
+            List<String> lines = Files.readAllLines(md);
+            if (measuredWith(lines, settingsLine)) {
+                String png = md.getFileName().toString().replaceFirst("\\.md$", ".png");
+                all.append(String.join("\n", lines.subList(1, lines.size()))
+                        .replace("](" + png + ")", "](restart-window/" + png + ")")).append("\n\n");
+            }
+        }
+        return all.toString();
     }
 }

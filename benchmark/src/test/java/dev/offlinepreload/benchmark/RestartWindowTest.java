@@ -2,9 +2,13 @@ package dev.offlinepreload.benchmark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class RestartWindowTest {
 
@@ -49,5 +53,20 @@ class RestartWindowTest {
         // and after the last poll the total stays where it was
         assertThat(RestartWindow.loadRates(polls, 4)).containsExactly(1000.0, 1000.0, 0.0, 0.0);
         assertThat(RestartWindow.loadRates(List.of(), 2)).containsExactly(0.0, 0.0);
+    }
+
+    @Test
+    void theSummaryGathersEveryCellMeasuredWithTheSameSettingsWhicheverRunMeasuredIt(@TempDir Path cells) throws IOException {
+        String settings = "<!-- 3 nodes, 1000000 sessions, 3 repeats -->";
+        Files.writeString(cells.resolve("volatile-refresh-10rps.md"), settings + "\n### volatile\n![c](volatile-refresh-10rps.png)");
+        Files.writeString(cells.resolve("persistent-refresh-40rps-most.md"), settings + "\n### persistent, an earlier run");
+        Files.writeString(cells.resolve("persistent-refresh-10rps.md"), "<!-- 1 repeats -->\n### measured otherwise");
+        Files.writeString(cells.resolve("volatile-refresh-10rps.png"), "not a cell");
+
+        String all = RestartWindow.gathered(cells, settings);
+
+        assertThat(all).contains("### persistent, an earlier run", "![c](restart-window/volatile-refresh-10rps.png)")
+                .doesNotContain("measured otherwise", "not a cell", settings);
+        assertThat(all.indexOf("### persistent")).isLessThan(all.indexOf("### volatile"));
     }
 }
