@@ -649,7 +649,9 @@ class PreloadCoordinatorTest {
         coordinator.close();
         firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         assertThat(store.topologyCalls).hasValue(0);
-        assertThat(threadNames()).noneMatch(n -> n.startsWith("offline-preload-coordinator"));
+        // close() returns once the executor has terminated; its worker thread may still be returning from run()
+        await("the coordinator's thread to end",
+                () -> threadNames().stream().noneMatch(n -> n.startsWith("offline-preload-coordinator")));
     }
 
     private static Set<String> threadNames() {
