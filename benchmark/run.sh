@@ -22,8 +22,8 @@
 #          the real tokens; most: each request goes to another seeded session drawn at random from all, with offline
 #          tokens minted with the realm's keys); stock 26.7.4, this provider at its defaults, with adaptive-load=false,
 #          and with adaptive-load=false at max-sessions-per-second=--window-cap=2000 (--window-setups=stock,defaults,
-#          uncapped,fixed; also off: the jar with preloading=false; the list chooses setups, not their order: a repeat
-#          runs stock's cluster, then the provider's setups in this order; every second repeat the whole reversed),
+#          uncapped,fixed; also off: the jar with preloading=false; the list's order is the first repeat's, and each
+#          further repeat begins one setup later, so that over as many repeats as setups each takes each place once),
 #          each window --window-repeat=1 times, the traffic
 #          beginning --window-traffic-delay=0 s after every node is ready (a load balancer that admits nodes late). Per cell
 #          (mode, mix, rate, spread): p50/p99/max/errors per 10 s window, steady state, loads, database CPU and statements, and a

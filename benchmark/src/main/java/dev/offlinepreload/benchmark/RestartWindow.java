@@ -72,8 +72,9 @@ import org.knowm.xchart.style.markers.Marker;
  * (persistent sessions, Keycloak's default, and volatile) and at each of {@code --window-rates}; per setup also the
  * database's CPU over the window, the session-row SELECTs Keycloak ran per request (the loader's statements, tagged,
  * are not counted), when every node had finished its load, and from which window on the p99 stayed at steady state.
- * With {@code --window-repeat} above 1, stock's and the provider's windows alternate, repeat by repeat (each cluster's
- * nodes stopped while the other is measured), and a second table gives each setup's median p99 per window.
+ * With {@code --window-repeat} above 1, the setups take turns, each repeat beginning one setup later than the one
+ * before (each cluster's nodes stopped while the other is measured), and a second table gives each setup's median p99
+ * per window.
  *
  * <p>A cell (mode, mix, rate, spread) is written to {@code restart-window/<cell>.md} with its chart
  * ({@code <cell>.png}: p99 per window for every setup, and the loaders' rate) as soon as it is measured; a later run with the same settings
@@ -89,7 +90,7 @@ final class RestartWindow {
     static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
     private static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
     static final String CAP = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
-    /** The provider's setups, in the order they run. */
+    /** The provider's setups: measured on the provider's cluster, the rest on stock's. */
     private static final List<String> PROVIDER_SETUPS = List.of("defaults", "off", "uncapped", "fixed");
     /** How often every node's metrics are read while the traffic runs, in every setup alike (a scrape costs CPU). */
     private static final Duration POLL_DURING_TRAFFIC = Duration.ofSeconds(5);
@@ -179,16 +180,14 @@ final class RestartWindow {
                 for (Cell c : todo) {
                     cell = c;
                     List<Run> runs = new ArrayList<>();
-                    // Stock's and the provider's windows alternate, repeat by repeat, so that whatever drifts over
-                    // the run (the machine, the databases) spreads over every setup alike; every second repeat runs
-                    // them in reverse, so that no setup always follows the same one (run ae's preloading=false
-                    // always followed the defaults on its own database, the defaults always followed stock's). A
-                    // cluster's nodes are stopped while the other cluster is measured.
+                    // The setups take turns, repeat by repeat, so that whatever drifts over the run (the machine, the
+                    // databases) spreads over every setup alike, and each repeat begins one setup later than the one
+                    // before (order), so that no setup always holds the same place. A cluster's nodes are stopped
+                    // while the other cluster is measured.
                     for (int r = 1; r <= settings.windowRepeat(); r++) {
                         String run = settings.windowRepeat() > 1 ? " #" + r : "";
-                        boolean reverse = r % 2 == 0;
-                        for (Prepared prepared : inOrder(clusters, reverse)) {
-                            measureOnce(prepared, run, runs, reverse);
+                        for (String setup : order(settings.windowSetups(), r)) {
+                            measureOnce(setup, run, runs);
                         }
                     }
                     writeCell(runs);
@@ -357,26 +356,34 @@ final class RestartWindow {
         prepared.cluster.nodes().forEach(KeycloakNode::stopGracefully);
     }
 
-    private void measureOnce(Prepared prepared, String run, List<Run> runs, boolean reverse) {
+    private void measureOnce(String setup, String run, List<Run> runs) {
+        Prepared prepared = clusters.stream().filter(c -> c.ours() == PROVIDER_SETUPS.contains(setup)).findFirst().orElseThrow();
         if (!prepared.ours()) {
             runs.add(window(prepared.setup + run, prepared, false));
             pause(prepared);
             return;
         }
-        // The provider's setups alternate on one cluster too.
-        for (String ours : inOrder(PROVIDER_SETUPS, reverse)) {
-            if (settings.windowSetups().contains(ours)) {
-                boolean adaptive = ours.equals("defaults") || ours.equals("off");
-                int cap = ours.equals("fixed") ? settings.windowCap() : 0;
-                prepared.cluster.nodes().forEach(n -> {
-                    n.setEnv(ADAPTIVE, Boolean.toString(adaptive));
-                    n.setEnv(PRELOADING, Boolean.toString(!ours.equals("off")));
-                    n.setEnv(CAP, Integer.toString(cap));
-                });
-                runs.add(window(prepared.setup + ", " + label(ours) + run, prepared, !ours.equals("off")));
-                pause(prepared);
-            }
-        }
+        boolean adaptive = setup.equals("defaults") || setup.equals("off");
+        int cap = setup.equals("fixed") ? settings.windowCap() : 0;
+        prepared.cluster.nodes().forEach(n -> {
+            n.setEnv(ADAPTIVE, Boolean.toString(adaptive));
+            n.setEnv(PRELOADING, Boolean.toString(!setup.equals("off")));
+            n.setEnv(CAP, Integer.toString(cap));
+        });
+        runs.add(window(prepared.setup + ", " + label(setup) + run, prepared, !setup.equals("off")));
+        pause(prepared);
+    }
+
+    /**
+     * The order of the setups in repeat {@code repeat} (from 1): {@code --window-setups}' order, begun one setup later
+     * with each repeat, so that over as many repeats as setups each setup is measured once in each place. Runs be and
+     * bf (2026-11-29) reversed every second repeat instead, which kept the provider's defaults the second of three in
+     * every repeat.
+     */
+    static List<String> order(List<String> setups, int repeat) {
+        List<String> ordered = new ArrayList<>(setups);
+        Collections.rotate(ordered, -(repeat - 1));
+        return ordered;
     }
 
     private String label(String ours) {
@@ -504,14 +511,6 @@ final class RestartWindow {
                 samples.size(), perSecond, seconds, loadedLine, run.databaseCpuSeconds(), traffic.databaseCpuSeconds(),
                 traffic.keycloakCpuSeconds(), run.selectsPerRequest());
         return run;
-    }
-
-    private static <T> List<T> inOrder(List<T> list, boolean reverse) {
-        List<T> ordered = new ArrayList<>(list);
-        if (reverse) {
-            Collections.reverse(ordered);
-        }
-        return ordered;
     }
 
     private static double keycloakCpuSeconds(List<KeycloakNode> nodes) {

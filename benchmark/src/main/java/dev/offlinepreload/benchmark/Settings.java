@@ -31,7 +31,7 @@ import java.util.Map;
  * access token; read-heavy: the same with userinfo calls), with each of {@code --window-spread} (default few,most:
  * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
  * drawn at random from them all, with tokens minted with the realm's keys), each window {@code --window-repeat}
- * times (default 1), the provider's setups alternating on one cluster; a cell already measured with the same settings is kept, not rerun;
+ * times (default 1), the setups in their order in the first repeat and each later repeat begun one setup later; a cell already measured with the same settings is kept, not rerun;
  * {@code --window-traffic-delay} seconds after every node is ready (default 0) before the traffic begins, as a load
  * balancer that admits a node only some checks after it is ready; the windows count from the traffic's start). With {@code ours}, {@code --other-minors} (default: the older Keycloak
  * minors the testsuite runs on, e.g. 26.5.6; empty for none) adds the largest size at the defaults and with

@@ -21,6 +21,18 @@ class RestartWindowTest {
     }
 
     @Test
+    void eachRepeatBeginsOneSetupLaterSoThatEverySetupTakesEveryPlaceOnce() {
+        List<String> setups = List.of("stock", "defaults", "off");
+        assertThat(RestartWindow.order(setups, 1)).containsExactly("stock", "defaults", "off");
+        assertThat(RestartWindow.order(setups, 2)).containsExactly("defaults", "off", "stock");
+        assertThat(RestartWindow.order(setups, 3)).containsExactly("off", "stock", "defaults");
+        assertThat(RestartWindow.order(setups, 4)).containsExactly("stock", "defaults", "off");
+        assertThat(RestartWindow.order(List.of("stock", "defaults"), 2)).as("two setups alternate")
+                .containsExactly("defaults", "stock");
+        assertThat(setups).as("the settings' list is left as it is").containsExactly("stock", "defaults", "off");
+    }
+
+    @Test
     void steadyStateStartsAfterTheLastWindowAboveOneAndAHalfTimesTheCellsBestTailPlus50Ms() {
         List<Double> drained = List.of(5000.0, 900.0, 100.0, 200.0, 130.0, 60.0, 50.0, 70.0);
         List<Double> neverDrained = List.of(14_000.0, 19_000.0, 23_000.0, 20_000.0, 16_000.0);
