@@ -22,7 +22,8 @@
 #          the real tokens; most: each request goes to another seeded session drawn at random from all, with offline
 #          tokens minted with the realm's keys); stock 26.7.4, this provider at its defaults, with adaptive-load=false,
 #          and with adaptive-load=false at max-sessions-per-second=--window-cap=2000 (--window-setups=stock,defaults,
-#          uncapped,fixed; also off: the jar with preloading=false; the list's order is the first repeat's, and each
+#          uncapped,fixed; also off: the jar with preloading=false, and idle: the defaults with participating-nodes naming
+#          no node, every node starting as at the defaults (removal listener, started-node marker) but none loading; the list's order is the first repeat's, and each
 #          further repeat begins one setup later, so that over as many repeats as setups each takes each place once),
 #          each window --window-repeat=1 times, the traffic
 #          beginning --window-traffic-delay=0 s after every node is ready (a load balancer that admits nodes late). Per cell

@@ -90,8 +90,14 @@ final class RestartWindow {
     static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
     private static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
     static final String CAP = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
+    private static final String PARTICIPATING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PARTICIPATING_NODES";
     /** The provider's setups: measured on the provider's cluster, the rest on stock's. */
-    private static final List<String> PROVIDER_SETUPS = List.of("defaults", "off", "uncapped", "fixed");
+    private static final List<String> PROVIDER_SETUPS = List.of("defaults", "off", "uncapped", "fixed", "idle");
+    /**
+     * The {@code idle} setup's participating-nodes, a name no node has: every node starts as at the defaults (the
+     * removal listener on the offline caches, the started-node marker) but starts no coordinator and loads nothing.
+     */
+    private static final String NO_NODE = "no-node";
     /** How often every node's metrics are read while the traffic runs, in every setup alike (a scrape costs CPU). */
     private static final Duration POLL_DURING_TRAFFIC = Duration.ofSeconds(5);
 
@@ -363,14 +369,15 @@ final class RestartWindow {
             pause(prepared);
             return;
         }
-        boolean adaptive = setup.equals("defaults") || setup.equals("off");
+        boolean adaptive = setup.equals("defaults") || setup.equals("off") || setup.equals("idle");
         int cap = setup.equals("fixed") ? settings.windowCap() : 0;
         prepared.cluster.nodes().forEach(n -> {
             n.setEnv(ADAPTIVE, Boolean.toString(adaptive));
             n.setEnv(PRELOADING, Boolean.toString(!setup.equals("off")));
             n.setEnv(CAP, Integer.toString(cap));
+            n.setEnv(PARTICIPATING, setup.equals("idle") ? NO_NODE : "*");
         });
-        runs.add(window(prepared.setup + ", " + label(setup) + run, prepared, !setup.equals("off")));
+        runs.add(window(prepared.setup + ", " + label(setup) + run, prepared, !setup.equals("off") && !setup.equals("idle")));
         pause(prepared);
     }
 
@@ -389,6 +396,7 @@ final class RestartWindow {
     private String label(String ours) {
         return switch (ours) {
             case "off" -> "preloading=false";
+            case "idle" -> "participating-nodes=" + NO_NODE;
             case "uncapped" -> "adaptive-load=false";
             case "fixed" -> "adaptive-load=false, max-sessions-per-second=" + settings.windowCap();
             default -> ours;
