@@ -79,15 +79,21 @@ public final class PooledPair {
     }
 
     private static List<String> chosen(Map<String, Map<Integer, List<Double>>> runs, String prefix, Set<String> skip) {
-        List<String> chosen = runs.keySet().stream().filter(name -> name.startsWith(prefix)
-                && !skip.contains(name.substring(name.lastIndexOf('#') + 1))).toList();
+        List<String> chosen = setups(runs, prefix).stream()
+                .filter(name -> !skip.contains(name.substring(name.lastIndexOf('#') + 1))).toList();
         if (chosen.isEmpty()) {
             throw new IllegalArgumentException("no setup begins with \"" + prefix + "\"");
         }
         return chosen;
     }
 
-    private static List<List<Double>> window(Map<String, Map<Integer, List<Double>>> runs, List<String> setups, int w) {
+    /** The setups (with their repeat numbers) whose names begin with {@code prefix}. */
+    static List<String> setups(Map<String, Map<Integer, List<Double>>> runs, String prefix) {
+        return runs.keySet().stream().filter(name -> name.startsWith(prefix)).toList();
+    }
+
+    /** Per setup, the latencies (ms) of window {@code w}'s successful requests. */
+    static List<List<Double>> window(Map<String, Map<Integer, List<Double>>> runs, List<String> setups, int w) {
         return setups.stream().map(s -> runs.get(s).getOrDefault(w, List.of())).toList();
     }
 }
