@@ -305,10 +305,16 @@ public final class PreloadCoordinator implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // close(): the outcome stays SHUT_DOWN
         } catch (RuntimeException | Error e) {
-            // A failed preload must never take the node down: requests keep loading sessions lazily.
-            outcome = PassOutcome.FAILED;
-            log.errorf(e, "Offline session preload on %s failed; sessions are loaded lazily until the next topology change",
-                    store.nodeName());
+            if (closing) {
+                // close() shut the pass's executors down under it (a re-warm that began as the node stopped, its
+                // statement in flight heedless of the interrupt): that is the stop close() reports, not a failure.
+                log.debugf(e, "Offline session preload on %s: the pass ended as the node shut down", store.nodeName());
+            } else {
+                // A failed preload must never take the node down: requests keep loading sessions lazily.
+                outcome = PassOutcome.FAILED;
+                log.errorf(e, "Offline session preload on %s failed; sessions are loaded lazily until the next topology change",
+                        store.nodeName());
+            }
         }
         metrics.passCompleted((System.nanoTime() - start) / 1_000_000);
         metrics.state(switch (outcome) {
@@ -447,6 +453,10 @@ public final class PreloadCoordinator implements AutoCloseable {
             return PassOutcome.SHUT_DOWN;
         } catch (Retry.GaveUp e) {
             return planningGaveUp(topology, e);
+        }
+        if (stopped.getAsBoolean()) {
+            // The topology moved or the node began to shut down while the last statement of planning ran.
+            return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
         }
         LoadPlan plan = planned;
         CapacityAdvice capacity;

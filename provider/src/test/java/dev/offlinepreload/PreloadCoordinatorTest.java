@@ -371,6 +371,46 @@ class PreloadCoordinatorTest {
         assertThat(logLines()).noneMatch(l -> l.contains("did not stop"));
     }
 
+    /**
+     * A rolling shutdown: a node began a re-warm for the segments of a node that had left, and its own shutdown came
+     * while it planned. The statement in flight returned (a JDBC driver need not heed the interrupt), the pass went on
+     * to its load, found the progress ticker shut down, and logged an ERROR saying preloading had failed (runs bg).
+     */
+    @Test
+    void aPassThatGoesOnAfterCloseEndsAsAStopNotAsAFailure() throws Exception {
+        CountDownLatch planning = new CountDownLatch(1);
+        CountDownLatch statementReturns = new CountDownLatch(1);
+        store.keysHook = () -> {
+            planning.countDown();
+            boolean interrupted = false;
+            while (statementReturns.getCount() > 0) {
+                try {
+                    statementReturns.await();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        CompletableFuture<Void> firstPass = start(config());
+        await(planning, "the key stream");
+        await("the capacity count", () -> store.countCalls.get() == 1);
+
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(coordinator::close);
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        Thread.sleep(200); // close() shuts the executors down right after it lets the first pass's waiters go
+        statementReturns.countDown();
+        closing.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(logLines()).noneMatch(l -> l.contains("failed"));
+        assertThat(logLines()).as("no load announced after close()").noneMatch(l -> l.contains("loading 20 sessions"));
+        assertThat(logLines()).anyMatch(l -> l.contains("stopped: the node is shutting down"));
+        assertThat(metrics.state()).isNotEqualTo(PreloadState.FAILED);
+        assertThat(store.importCalls).as("no batch after close()").hasValue(0);
+    }
+
     @Test
     void startCompletesWhenTheFirstPassIsOver() throws Exception {
         CountDownLatch inFirstBatch = new CountDownLatch(1);
