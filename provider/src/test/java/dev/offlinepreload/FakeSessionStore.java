@@ -97,6 +97,12 @@ final class FakeSessionStore implements SessionStore {
      * fires), then fails like the timed-out statement.
      */
     static void hangUninterruptibly(CountDownLatch entered, CountDownLatch release) {
+        returnUninterruptibly(entered, release);
+        throw new IllegalStateException("statement timed out");
+    }
+
+    /** A statement that ignores interrupts until {@code release} and then returns its result, interrupt flag kept. */
+    static void returnUninterruptibly(CountDownLatch entered, CountDownLatch release) {
         entered.countDown();
         boolean interrupted = false;
         while (release.getCount() > 0) {
@@ -109,7 +115,6 @@ final class FakeSessionStore implements SessionStore {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-        throw new IllegalStateException("statement timed out");
     }
 
     static String id(int i) {

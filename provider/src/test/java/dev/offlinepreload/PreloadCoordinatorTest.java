@@ -380,20 +380,7 @@ class PreloadCoordinatorTest {
     void aPassThatGoesOnAfterCloseEndsAsAStopNotAsAFailure() throws Exception {
         CountDownLatch planning = new CountDownLatch(1);
         CountDownLatch statementReturns = new CountDownLatch(1);
-        store.keysHook = () -> {
-            planning.countDown();
-            boolean interrupted = false;
-            while (statementReturns.getCount() > 0) {
-                try {
-                    statementReturns.await();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        };
+        store.keysHook = () -> FakeSessionStore.returnUninterruptibly(planning, statementReturns);
         CompletableFuture<Void> firstPass = start(config());
         await(planning, "the key stream");
         await("the capacity count", () -> store.countCalls.get() == 1);
