@@ -18,6 +18,7 @@ import dev.offlinepreload.report.PreloadMetrics;
 import dev.offlinepreload.report.PreloadState;
 import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.config.PreloadOption;
+import dev.offlinepreload.config.Preloading;
 import org.jboss.logging.Logger;
 import org.keycloak.Config;
 import org.keycloak.models.KeycloakSession;
@@ -138,12 +139,10 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
     }
 
     private void startPreloading() {
-        if (!config.enabled()) {
-            log.infof("Offline session preloading is off (%s=false)", PreloadOption.PRELOADING.confName());
-            firstPassOver.complete(null);
-            return;
-        }
         try {
+            if (!preloads()) {
+                return;
+            }
             String reason = Compatibility.whyNotApplicable(builtIn);
             if (reason != null) {
                 metrics.state(PreloadState.NOT_APPLICABLE);
@@ -201,6 +200,25 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
                 firstPassOver.complete(null);
             }
         }
+    }
+
+    /**
+     * Whether this node preloads, as the option {@code preloading} says for its mode of sessions; says why not if not.
+     * Where it does not, this provider opens nothing: the node runs as with preloading=false.
+     */
+    private boolean preloads() {
+        Preloading preloading = config.preloading();
+        if (preloading == Preloading.FALSE) {
+            log.infof("Offline session preloading is off (%s=false)", PreloadOption.PRELOADING.confName());
+            return false;
+        }
+        if (!preloading.preloads(KeycloakSessionStore.persistentSessions())) {
+            log.infof("Offline session preloading is off: with persistent sessions a refresh reads and writes its session's "
+                    + "rows whether it is cached or not, and restarts drained their backlog sooner without preloading "
+                    + "(%s=auto; true preloads all the same, docs/performance.md)", PreloadOption.PRELOADING.confName());
+            return false;
+        }
+        return true;
     }
 
     /**

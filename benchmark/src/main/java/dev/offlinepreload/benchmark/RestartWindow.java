@@ -67,8 +67,9 @@ import org.knowm.xchart.style.markers.Marker;
  * client in the token's audience, as an API would), which a cache hit serves without the database in either session
  * mode, and the fourth a refresh. Per 10-second window: p50, p99, max and
  * errors, for each of {@code --window-setups} (stock Keycloak 26.7.4,
- * this provider at its defaults, with adaptive-load=false, with adaptive-load=false under a fixed
- * max-sessions-per-second, and installed with preloading=false) side by side, in each of {@code --window-modes}
+ * this provider at its defaults (with persistent sessions: preloading off), with preloading=true, with
+ * adaptive-load=false, with adaptive-load=false under a fixed max-sessions-per-second, and installed with
+ * preloading=false) side by side, in each of {@code --window-modes}
  * (persistent sessions, Keycloak's default, and volatile) and at each of {@code --window-rates}; per setup also the
  * database's CPU over the window, the session-row SELECTs Keycloak ran per request (the loader's statements, tagged,
  * are not counted), when every node had finished its load, and from which window on the p99 stayed at steady state.
@@ -88,13 +89,12 @@ final class RestartWindow {
     private static final int WINDOW_SECONDS = 10;
     private static final int CALLERS = 64;
     static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
-    private static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
     static final String CAP = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
     private static final String PARTICIPATING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PARTICIPATING_NODES";
     /** The provider's setups: measured on the provider's cluster, the rest on stock's. */
-    private static final List<String> PROVIDER_SETUPS = List.of("defaults", "off", "uncapped", "fixed", "idle");
+    private static final List<String> PROVIDER_SETUPS = List.of("defaults", "on", "off", "uncapped", "fixed", "idle");
     /**
-     * The {@code idle} setup's participating-nodes, a name no node has: every node starts as at the defaults (the
+     * The {@code idle} setup's participating-nodes, a name no node has: every node starts as with preloading=true (the
      * removal listener on the offline caches, the started-node marker) but starts no coordinator and loads nothing.
      */
     private static final String NO_NODE = "no-node";
@@ -369,15 +369,23 @@ final class RestartWindow {
             pause(prepared);
             return;
         }
-        boolean adaptive = setup.equals("defaults") || setup.equals("off") || setup.equals("idle");
+        boolean adaptive = !setup.equals("uncapped") && !setup.equals("fixed");
         int cap = setup.equals("fixed") ? settings.windowCap() : 0;
+        // defaults: the option unset, as shipped (with persistent sessions that loads nothing); every other setup
+        // but off preloads in either mode.
+        String preloading = switch (setup) {
+            case "defaults" -> null;
+            case "off" -> "false";
+            default -> "true";
+        };
         prepared.cluster.nodes().forEach(n -> {
             n.setEnv(ADAPTIVE, Boolean.toString(adaptive));
-            n.setEnv(PRELOADING, Boolean.toString(!setup.equals("off")));
+            n.setEnv(KeycloakCluster.PRELOADING, preloading);
             n.setEnv(CAP, Integer.toString(cap));
             n.setEnv(PARTICIPATING, setup.equals("idle") ? NO_NODE : "*");
         });
-        runs.add(window(prepared.setup + ", " + label(setup) + run, prepared, !setup.equals("off") && !setup.equals("idle")));
+        boolean loads = preloading == null ? cell.mode().equals("volatile") : preloading.equals("true") && !setup.equals("idle");
+        runs.add(window(prepared.setup + ", " + label(setup) + run, prepared, loads));
         pause(prepared);
     }
 
@@ -395,6 +403,7 @@ final class RestartWindow {
 
     private String label(String ours) {
         return switch (ours) {
+            case "on" -> "preloading=true";
             case "off" -> "preloading=false";
             case "idle" -> "participating-nodes=" + NO_NODE;
             case "uncapped" -> "adaptive-load=false";

@@ -34,6 +34,20 @@ final class OptionReader {
         }
     }
 
+    /** One of the constants of {@code type}, written in lower case. */
+    <E extends Enum<E>> E choice(PreloadOption option, Class<E> type) {
+        String value = raw(option);
+        E[] constants = type.getEnumConstants();
+        for (E constant : constants) {
+            if (constant.name().equalsIgnoreCase(value)) {
+                return constant;
+            }
+        }
+        String[] names = Arrays.stream(constants).map(c -> c.name().toLowerCase(Locale.ROOT)).toArray(String[]::new);
+        throw new InvalidOptionException(option, value, String.join(", ", Arrays.copyOf(names, names.length - 1))
+                + " or " + names[names.length - 1]);
+    }
+
     int integer(PreloadOption option, int min, int max) {
         return integer(option, min, max, Integer.parseInt(option.defaultValue()));
     }

@@ -10,7 +10,7 @@ import java.util.function.Function;
 /**
  * The provider's effective configuration: parsed and validated once at startup, immutable afterwards.
  *
- * @param enabled              whether this node preloads at all
+ * @param preloading           when this node preloads: with volatile sessions only (auto), always, or never
  * @param batchSize            sessions per batch (one read + one import + one check per batch)
  * @param workers              loader threads on this node
  * @param participatingNodes   node names allowed to preload; empty = all
@@ -29,7 +29,7 @@ import java.util.function.Function;
  * @param holdReadiness        whether startup waits for this node's share
  * @param buildIndexesOnline   whether a node builds the indexes the changelog left out (docs/indexes.md)
  */
-public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<String> participatingNodes,
+public record PreloadConfig(Preloading preloading, int batchSize, int workers, Set<String> participatingNodes,
                             int maxSessionsPerNode, int headroomPercent, Duration databaseRetry, Duration databaseTimeout,
                             int expectedClusterSize, Duration joinTimeout,
                             Duration revocationRecheck, int maxSessionsPerSecond, boolean adaptiveLoad, Duration quietStart,
@@ -41,7 +41,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
      * Used when the configuration is invalid: the node keeps serving, lazily, like stock Keycloak, and changes no
      * schema on its own.
      */
-    public static final PreloadConfig DISABLED = new PreloadConfig(false, 1000, 1, Set.of(), 0, 10,
+    public static final PreloadConfig DISABLED = new PreloadConfig(Preloading.FALSE, 1000, 1, Set.of(), 0, 10,
             Duration.ofSeconds(120), Duration.ofSeconds(60), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, true,
             Duration.ofSeconds(30), Duration.ofHours(1), false, false);
 
@@ -55,7 +55,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
     public static PreloadConfig parse(Function<String, String> lookup, int cpus) {
         OptionReader options = new OptionReader(lookup);
         return new PreloadConfig(
-                options.bool(PreloadOption.PRELOADING),
+                options.choice(PreloadOption.PRELOADING, Preloading.class),
                 options.integer(PreloadOption.BATCH_SIZE, 1, 100_000),
                 options.integer(PreloadOption.WORKERS_PER_NODE, 1, 64, Math.max(1, Math.min(2 * cpus, 64))),
                 options.nameList(PreloadOption.PARTICIPATING_NODES),
@@ -105,7 +105,7 @@ public record PreloadConfig(boolean enabled, int batchSize, int workers, Set<Str
     /** Effective values by option key, for the startup log line and the admin server info. */
     public Map<String, String> describe() {
         Map<String, String> values = new LinkedHashMap<>();
-        values.put(PreloadOption.PRELOADING.key(), Boolean.toString(enabled));
+        values.put(PreloadOption.PRELOADING.key(), preloading.value());
         values.put(PreloadOption.BATCH_SIZE.key(), Integer.toString(batchSize));
         values.put(PreloadOption.WORKERS_PER_NODE.key(), Integer.toString(workers));
         values.put(PreloadOption.PARTICIPATING_NODES.key(),

@@ -8,9 +8,12 @@ package dev.offlinepreload.config;
  */
 public enum PreloadOption {
 
-    PRELOADING("preloading", "boolean", "true",
-            "Load offline sessions from the database into the caches after startup. (Keycloak's own build-time "
-                    + "option 'enabled' switches the whole provider on or off.)"),
+    PRELOADING("preloading", "string", "auto",
+            "Load offline sessions from the database into the caches after startup: auto = with volatile sessions "
+                    + "only, where a cached session spares a request its database reads (with persistent sessions, "
+                    + "Keycloak's default, a refresh reads and writes both rows anyway, and restarts drained their "
+                    + "backlog sooner without preloading); true = with persistent sessions too; false = never. "
+                    + "(Keycloak's own build-time option 'enabled' switches the whole provider on or off.)"),
     BATCH_SIZE("batch-size", "int", "1000",
             "Offline sessions read and imported per batch, 1 to 100000: one key-range read per table, or id lists split at 1000."),
     WORKERS_PER_NODE("workers-per-node", "int", null,

@@ -54,13 +54,18 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
         this.factory = factory;
         this.requests = requests;
         this.providerId = providerId;
-        this.persistentSessions = MultiSiteUtils.isPersistentSessionsEnabled();
+        this.persistentSessions = persistentSessions();
         this.caches = caches;
         this.started = started;
         this.queries = queries;
         this.nodeName = nodeName;
         caches.sessionsCache().addListener(removals);
         caches.clientSessionsCache().addListener(removals);
+    }
+
+    /** Whether this Keycloak keeps its sessions in the database (persistent-user-sessions, the default since 26.2). */
+    public static boolean persistentSessions() {
+        return MultiSiteUtils.isPersistentSessionsEnabled();
     }
 
     /**

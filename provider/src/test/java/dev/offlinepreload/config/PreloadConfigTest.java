@@ -15,18 +15,20 @@ class PreloadConfigTest {
 
     @Test
     void defaultsApplyWhenNothingIsSet() {
-        assertThat(parse(Map.of()).enabled()).isTrue();
+        assertThat(parse(Map.of()).preloading()).isEqualTo(Preloading.AUTO);
     }
 
     @Test
-    void readsBooleansCaseInsensitively() {
-        assertThat(parse(Map.of("preloading", "FALSE")).enabled()).isFalse();
-        assertThat(parse(Map.of("preloading", " true ")).enabled()).isTrue();
+    void readsChoicesCaseInsensitively() {
+        assertThat(parse(Map.of("preloading", "FALSE")).preloading()).isEqualTo(Preloading.FALSE);
+        assertThat(parse(Map.of("preloading", " true ")).preloading()).isEqualTo(Preloading.TRUE);
+        assertThat(parse(Map.of("preloading", "Auto")).preloading()).isEqualTo(Preloading.AUTO);
+        assertThat(parse(Map.of("adaptive-load", "FALSE")).adaptiveLoad()).isFalse();
     }
 
     @Test
     void blankValueMeansDefault() {
-        assertThat(parse(Map.of("preloading", "  ")).enabled()).isTrue();
+        assertThat(parse(Map.of("preloading", "  ")).preloading()).isEqualTo(Preloading.AUTO);
     }
 
     @Test
@@ -35,12 +37,26 @@ class PreloadConfigTest {
                 .isInstanceOf(InvalidOptionException.class)
                 .hasMessageContaining("spi-user-sessions--offline-preload--preloading")
                 .hasMessageContaining("'ture'")
+                .hasMessageContaining("auto, true or false");
+        assertThatThrownBy(() -> parse(Map.of("adaptive-load", "ture")))
+                .isInstanceOf(InvalidOptionException.class)
                 .hasMessageContaining("true or false");
+    }
+
+    @Test
+    void byDefaultOnlyANodeWithVolatileSessionsPreloads() {
+        assertThat(Preloading.AUTO.preloads(false)).as("volatile").isTrue();
+        assertThat(Preloading.AUTO.preloads(true)).as("persistent").isFalse();
+        assertThat(Preloading.TRUE.preloads(true)).isTrue();
+        assertThat(Preloading.TRUE.preloads(false)).isTrue();
+        assertThat(Preloading.FALSE.preloads(true)).isFalse();
+        assertThat(Preloading.FALSE.preloads(false)).isFalse();
     }
 
     @Test
     void describesEffectiveValuesByOptionName() {
         assertThat(parse(Map.of("preloading", "false")).describe()).containsEntry("preloading", "false");
+        assertThat(parse(Map.of()).describe()).containsEntry("preloading", "auto");
     }
 
     @Test

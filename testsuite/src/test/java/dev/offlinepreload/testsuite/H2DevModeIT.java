@@ -26,8 +26,9 @@ import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.wait.strategy.Wait;
 
 /**
- * Keycloak's development mode (H2 file database): the changelog runs there too and the provider is active. H2 lets
- * one process at a time open the file, so Keycloak is stopped first and the database copied out and read here.
+ * Keycloak's development mode (H2 file database), at the shipped defaults: the changelog runs there too and the
+ * provider is active. H2 lets one process at a time open the file, so Keycloak is stopped first and the database
+ * copied out and read here.
  */
 class H2DevModeIT {
 
@@ -83,9 +84,12 @@ class H2DevModeIT {
                 .containsExactly("offpreload-1-uss-expiry-refresh|EXECUTED", "offpreload-2-uss-expiry-created|EXECUTED");
     }
 
+    /** Dev mode keeps sessions persistent, Keycloak's default, where preloading is opt-in: nothing of it starts. */
     @Test
-    void thePreloaderRanInDevModeToo() {
+    void theProviderIsActiveInDevModeAndByDefaultDoesNotPreloadPersistentSessions() {
         assertThat(logs).contains("Offline session preloader active as user-sessions provider 'offline-preload'")
-                .contains("Offline session preload on");
+                .contains("Offline session preloading is off: with persistent sessions")
+                .contains("spi-user-sessions--offline-preload--preloading=auto")
+                .doesNotContain("Offline session preload on");
     }
 }

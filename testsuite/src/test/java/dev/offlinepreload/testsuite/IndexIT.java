@@ -57,7 +57,7 @@ class IndexIT {
     @BeforeAll
     static void aMillionOfflineSessions() {
         cluster = KeycloakCluster.builder(IndexIT.class.getSimpleName()).nodes(2)
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING", "false")
+                .env(KeycloakCluster.PRELOADING, "false")
                 .build().start();
         try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
             OfflineSessionSeeder.Realm realm = seeder.createRealm(cluster.node(1), REALM, 1, USERS);

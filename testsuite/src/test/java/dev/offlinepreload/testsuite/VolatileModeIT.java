@@ -51,6 +51,7 @@ class VolatileModeIT {
         cluster = KeycloakCluster.builder(getClass().getSimpleName()).keycloakVersion(keycloakVersion()).nodes(2)
                 .buildOptions("--features-disabled=persistent-user-sessions")
                 .pgStatStatements()
+                .env(KeycloakCluster.PRELOADING, null) // the shipped default: with volatile sessions it preloads
                 // The loader's own delayed existence check reads the session tables by design (ClusterRestartIT covers it);
                 // an hour later it cannot land among the refreshes whose reads are counted.
                 .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__REVOCATION_RECHECK_SECONDS", "3600")

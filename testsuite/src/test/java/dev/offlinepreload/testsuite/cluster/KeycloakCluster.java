@@ -122,6 +122,9 @@ public final class KeycloakCluster implements AutoCloseable {
         return keycloakVersion != null && keycloakVersion.startsWith(minor + ".");
     }
 
+    /** The option {@code preloading}, which every node here sets to true unless a test removes it. */
+    public static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
+
     public static Builder builder(String name) {
         return new Builder(name);
     }
@@ -141,6 +144,9 @@ public final class KeycloakCluster implements AutoCloseable {
         if (!javaOptions.isBlank()) {
             env.put("JAVA_OPTS_APPEND", javaOptions);
         }
+        // The tests are about what preloading does, with persistent sessions (Keycloak's default) too, where it is
+        // opt-in: an IT of the shipped default removes this (env(PRELOADING, null)), as VolatileModeIT does.
+        env.put(PRELOADING, "true");
         // The testsuite's Failsafe run shortens the quiet start (testsuite/pom.xml); the benchmark runs the default.
         String quietStart = System.getProperty("offlinepreload.quietStartSeconds", "");
         if (!quietStart.isBlank()) {

@@ -113,8 +113,13 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
     }
 
     /** Changes a setting for the node's next start (e.g. a shorter join timeout). */
+    /** Sets an env var for the next start; {@code null} removes it. */
     public void setEnv(String key, String value) {
-        withEnv(key, value);
+        if (value == null) {
+            getEnvMap().remove(key);
+        } else {
+            withEnv(key, value);
+        }
     }
 
     /** Waits until the node's current container has logged a line containing {@code text}. */
