@@ -9,6 +9,8 @@
 #          --other-minors=26.5.6,26.4.7 (the largest size at the defaults and with adaptive-load=false on a node of
 #          each; empty for none) --no-traffic-pairs=1 (that pair of loads so many times on each version, each pair in
 #          the other order than the one before: what adaptive-load costs a load with no traffic)
+#          --ours-mode=persistent (the session mode of those nodes; volatile: built with
+#          --features-disabled=persistent-user-sessions, loading at the shipped preloading=auto, which preloads there)
 #          --phases=planning (only when named; not in the full run): one node whose offline caches hold
 #          --planning-max-count=1000000 entries (it keeps that less the 10% headroom), the database seeded in SQL to
 #          each of --planning-sizes=1000000,10000000: planning time, PostgreSQL's time for its queries, the heap during

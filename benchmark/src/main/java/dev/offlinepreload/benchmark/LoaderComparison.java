@@ -70,11 +70,11 @@ final class LoaderComparison {
                         settings.out().resolve("jfr").toAbsolutePath());
             }
 
-            node.setEnv(PRELOAD + "PRELOADING", "false");
+            node.setEnv(KeycloakCluster.PRELOADING, "false");
             node.restart();
             ourStartupCpu = ContainerCpu.seconds(node);
             Progress.say("ours: a start with nothing to load took %.1f s of CPU", ourStartupCpu);
-            node.setEnv(PRELOAD + "PRELOADING", "true");
+            node.setEnv(KeycloakCluster.PRELOADING, preloadingOn());
             if (settings.otherCollector() == null) {
                 ourBaselineMiB = awaitPeriodicLive(node) >> 20;
                 Progress.say("ours: baseline live heap %d MiB", ourBaselineMiB);
@@ -127,11 +127,11 @@ final class LoaderComparison {
         try (KeycloakCluster cluster = oneNode("benchmark-ours-" + keycloakVersion, keycloakVersion, largest)) {
             KeycloakNode node = cluster.node(1);
             Database db = new Database(cluster);
-            node.setEnv(PRELOAD + "PRELOADING", "false");
+            node.setEnv(KeycloakCluster.PRELOADING, "false");
             node.restart();
             double startupCpu = ContainerCpu.seconds(node);
             Progress.say("%s: a start with nothing to load took %.1f s of CPU", loader, startupCpu);
-            node.setEnv(PRELOAD + "PRELOADING", "true");
+            node.setEnv(KeycloakCluster.PRELOADING, preloadingOn());
             new Seeding(cluster, node).upTo(largest, db);
             results.add(measureOurs(loader, startupCpu, node, db, largest, Report.DEFAULT_BATCH, Report.defaultWorkers(), null));
             noTrafficPairs(loader, startupCpu, node, db, largest);
@@ -160,8 +160,16 @@ final class LoaderComparison {
     }
 
     /**
-     * A started one-node cluster with this provider on {@code keycloakVersion} (null: the project's), its offline
-     * caches sized for {@code largest} sessions.
+     * The value of preloading under which a node of {@code --ours-mode} loads: with volatile sessions the shipped
+     * default (unset), with persistent ones true.
+     */
+    private String preloadingOn() {
+        return settings.oursMode().equals("volatile") ? null : "true";
+    }
+
+    /**
+     * A started one-node cluster with this provider on {@code keycloakVersion} (null: the project's), in the session
+     * mode {@code --ours-mode}, its offline caches sized for {@code largest} sessions.
      */
     private KeycloakCluster oneNode(String name, String keycloakVersion, int largest) {
         KeycloakCluster.Builder builder = KeycloakCluster.builder(name).keycloakVersion(keycloakVersion).nodes(1)
@@ -170,6 +178,9 @@ final class LoaderComparison {
                 .env("KC_LOG_LEVEL", "INFO")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000))
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(largest * 5 / 4 + 1000));
+        if (settings.oursMode().equals("volatile")) {
+            builder.buildOptions(RestartWindow.VOLATILE);
+        }
         settings.providerOptions().forEach((option, value) ->
                 builder.env(PRELOAD + option.toUpperCase(Locale.ROOT).replace('-', '_'), value));
         return builder.build().start();

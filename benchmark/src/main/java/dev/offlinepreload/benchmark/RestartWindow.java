@@ -139,7 +139,7 @@ final class RestartWindow {
 
     private static final String MOST = "most";
 
-    private static final String VOLATILE = "--features-disabled=persistent-user-sessions";
+    static final String VOLATILE = "--features-disabled=persistent-user-sessions";
 
     private final Settings settings;
     private final int seconds;

@@ -39,7 +39,8 @@ import java.util.Map;
  * minors the testsuite runs on, e.g. 26.5.6; empty for none) adds the largest size at the defaults and with
  * adaptive-load=false on a node of each of those Keycloak versions, in the same run; {@code --no-traffic-pairs} (default
  * 1) measures that pair of loads (the defaults, adaptive-load=false) so many times on each version, each pair in the
- * other order than the one before.
+ * other order than the one before; {@code --ours-mode} (default persistent) is the session mode of those nodes: with
+ * persistent sessions they load with preloading=true, with volatile ones at the shipped preloading=auto.
  */
 record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> workers, List<Integer> kc24Segments,
                 int refreshTokens, int refreshSessions, int clusterSessions, String heap, Path out,
@@ -48,7 +49,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 int planningMaxCount, int windowSessions,
                 int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
                 List<String> windowSetups, List<String> windowMixes, List<String> windowSpreads, int windowRepeat,
-                int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs) {
+                int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs, String oursMode) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -93,6 +94,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         // The older Keycloak minors the testsuite runs on (root pom): this provider's defaults load there too.
         options.put("other-minors", System.getProperty("offlinepreload.olderMinors", ""));
         options.put("no-traffic-pairs", "1");
+        options.put("ours-mode", "persistent");
         for (String arg : args) {
             if (arg.equals("--quick") || arg.isBlank()) {
                 continue;
@@ -124,7 +126,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
                 Integer.parseInt(options.get("window-cap")), Integer.parseInt(options.get("window-traffic-delay")),
                 Arrays.stream(options.get("other-minors").split(","))
-                .map(String::trim).filter(v -> !v.isEmpty()).toList(), Integer.parseInt(options.get("no-traffic-pairs")));
+                .map(String::trim).filter(v -> !v.isEmpty()).toList(), Integer.parseInt(options.get("no-traffic-pairs")),
+                oneOf("ours-mode", options.get("ours-mode"), "persistent", "volatile").get(0));
     }
 
     /** The values of a list option that takes only {@code known} ones, in the order given. */
