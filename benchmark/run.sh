@@ -27,7 +27,8 @@
 #          uncapped,fixed; also off: the jar with preloading=false, and idle: the defaults with participating-nodes naming
 #          no node, every node starting as at the defaults (removal listener, started-node marker) but none loading; the list's order is the first repeat's, and each
 #          further repeat begins one setup later, so that over as many repeats as setups each takes each place once),
-#          each window --window-repeat=1 times, the traffic
+#          each window --window-repeat=1 times after --window-warmups=0 unmeasured windows of the cell on each cluster
+#          (a cluster's first windows are its slowest), the traffic
 #          beginning --window-traffic-delay=0 s after every node is ready (a load balancer that admits nodes late). Per cell
 #          (mode, mix, rate, spread): p50/p99/max/errors per 10 s window, steady state, loads, database CPU and statements, and a
 #          chart (p99 per window, loaders' rate) in restart-window/ in the results folder, written as each cell ends; a

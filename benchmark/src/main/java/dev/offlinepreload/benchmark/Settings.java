@@ -34,6 +34,8 @@ import java.util.Map;
  * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
  * drawn at random from them all, with tokens minted with the realm's keys), each window {@code --window-repeat}
  * times (default 1), the setups in their order in the first repeat and each later repeat begun one setup later; a cell already measured with the same settings is kept, not rerun;
+ * before a cell's first repeat, {@code --window-warmups} unmeasured windows of the cell on each cluster (default 0),
+ * so that a cluster's first windows, its slowest, count against no setup;
  * {@code --window-traffic-delay} seconds after every node is ready (default 0) before the traffic begins, as a load
  * balancer that admits a node only some checks after it is ready; the windows count from the traffic's start). With {@code ours}, {@code --other-minors} (default: the older Keycloak
  * minors the testsuite runs on, e.g. 26.5.6; empty for none) adds the largest size at the defaults and with
@@ -49,7 +51,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 int planningMaxCount, int windowSessions,
                 int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
                 List<String> windowSetups, List<String> windowMixes, List<String> windowSpreads, int windowRepeat,
-                int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs, String oursMode) {
+                int windowWarmups, int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs, String oursMode) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -89,6 +91,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("window-mixes", "refresh,introspection");
         options.put("window-spread", "few,most");
         options.put("window-repeat", "1");
+        options.put("window-warmups", "0");
         options.put("window-cap", Integer.toString(RefreshLatency.RATE_CAP));
         options.put("window-traffic-delay", "0");
         // The older Keycloak minors the testsuite runs on (root pom): this provider's defaults load there too.
@@ -124,7 +127,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 oneOf("window-setups", options.get("window-setups"), "stock", "defaults", "on", "uncapped", "fixed", "off", "idle"),
                 oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
-                Integer.parseInt(options.get("window-cap")), Integer.parseInt(options.get("window-traffic-delay")),
+                Integer.parseInt(options.get("window-warmups")), Integer.parseInt(options.get("window-cap")), Integer.parseInt(options.get("window-traffic-delay")),
                 Arrays.stream(options.get("other-minors").split(","))
                 .map(String::trim).filter(v -> !v.isEmpty()).toList(), Integer.parseInt(options.get("no-traffic-pairs")),
                 oneOf("ours-mode", options.get("ours-mode"), "persistent", "volatile").get(0));

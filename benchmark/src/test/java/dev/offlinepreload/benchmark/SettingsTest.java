@@ -69,11 +69,13 @@ class SettingsTest {
         assertThat(defaults.windowSetups()).containsExactly("stock", "defaults", "uncapped", "fixed");
         assertThat(defaults.windowCap()).isEqualTo(RefreshLatency.RATE_CAP);
         assertThat(defaults.windowTrafficDelay()).isZero();
+        assertThat(defaults.windowWarmups()).isZero();
         Settings two = Settings.parse(new String[] {"--phases=window", "--window-rates=20,120", "--window-cap=5000",
-                "--window-traffic-delay=8"});
+                "--window-traffic-delay=8", "--window-warmups=1"});
         assertThat(two.windowRates()).containsExactly(20, 120);
         assertThat(two.windowCap()).isEqualTo(5000);
         assertThat(two.windowTrafficDelay()).isEqualTo(8);
+        assertThat(two.windowWarmups()).isEqualTo(1);
     }
 
     @Test
