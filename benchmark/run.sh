@@ -25,7 +25,9 @@
 #          tokens minted with the realm's keys); stock 26.7.4, this provider at its defaults, with adaptive-load=false,
 #          and with adaptive-load=false at max-sessions-per-second=--window-cap=2000 (--window-setups=stock,defaults,
 #          uncapped,fixed; also off: the jar with preloading=false, and idle: the defaults with participating-nodes naming
-#          no node, every node starting as at the defaults (removal listener, started-node marker) but none loading; the list's order is the first repeat's, and each
+#          no node, every node starting as at the defaults (removal listener, started-node marker) but none loading; and
+#          stock-here: stock Keycloak on the provider's cluster and database, the provider's indexes dropped for its
+#          windows, so that stock and the provider meet on the same nodes and data; the list's order is the first repeat's, and each
 #          further repeat begins one setup later, so that over as many repeats as setups each takes each place once),
 #          each window --window-repeat=1 times after --window-warmups=0 unmeasured windows of the cell on each cluster
 #          (a cluster's first windows are its slowest), the traffic

@@ -91,8 +91,12 @@ final class RestartWindow {
     static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
     static final String CAP = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
     private static final String PARTICIPATING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PARTICIPATING_NODES";
-    /** The provider's setups: measured on the provider's cluster, the rest on stock's. */
-    private static final List<String> PROVIDER_SETUPS = List.of("defaults", "on", "off", "uncapped", "fixed", "idle");
+    /**
+     * The setups measured on the provider's cluster, the rest on stock's: the provider's, and {@code stock-here}, stock
+     * Keycloak on the provider's cluster and database ({@link #stockHere}).
+     */
+    private static final List<String> ON_PROVIDERS_CLUSTER = List.of("defaults", "on", "off", "uncapped", "fixed", "idle",
+            "stock-here");
     /**
      * The {@code idle} setup's participating-nodes, a name no node has: every node starts as with preloading=true (the
      * removal listener on the offline caches, the started-node marker) but starts no coordinator and loads nothing.
@@ -180,7 +184,7 @@ final class RestartWindow {
                 if (settings.windowSetups().contains("stock")) {
                     clusters.add(prepare(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), build), build));
                 }
-                if (PROVIDER_SETUPS.stream().anyMatch(settings.windowSetups()::contains)) {
+                if (ON_PROVIDERS_CLUSTER.stream().anyMatch(settings.windowSetups()::contains)) {
                     clusters.add(prepare(RefreshLatency.OURS, null, build));
                 }
                 for (Cell c : todo) {
@@ -216,7 +220,7 @@ final class RestartWindow {
      */
     private void warmUp() {
         List<String> firstOnEach = clusters.stream().map(c -> order(settings.windowSetups(), 1).stream()
-                .filter(setup -> c.ours() == PROVIDER_SETUPS.contains(setup)).findFirst().orElseThrow()).toList();
+                .filter(setup -> c.ours() == ON_PROVIDERS_CLUSTER.contains(setup)).findFirst().orElseThrow()).toList();
         for (int w = 1; w <= settings.windowWarmups(); w++) {
             for (String setup : firstOnEach) {
                 measureOnce(setup, " warm-up " + w, new ArrayList<>());
@@ -381,7 +385,11 @@ final class RestartWindow {
     }
 
     private void measureOnce(String setup, String run, List<Run> runs) {
-        Prepared prepared = clusters.stream().filter(c -> c.ours() == PROVIDER_SETUPS.contains(setup)).findFirst().orElseThrow();
+        Prepared prepared = clusters.stream().filter(c -> c.ours() == ON_PROVIDERS_CLUSTER.contains(setup)).findFirst().orElseThrow();
+        if (setup.equals("stock-here")) {
+            runs.add(stockHere(prepared, run));
+            return;
+        }
         if (!prepared.ours()) {
             runs.add(window(prepared.setup + run, prepared, false));
             pause(prepared);
@@ -405,6 +413,33 @@ final class RestartWindow {
         boolean loads = preloading == null ? cell.mode().equals("volatile") : preloading.equals("true") && !setup.equals("idle");
         runs.add(window(prepared.setup + ", " + label(setup) + run, prepared, loads));
         pause(prepared);
+    }
+
+    /**
+     * Stock Keycloak 26.7.4 on the provider's cluster and database: its nodes started from stock's image (the
+     * provider's options in their environment, as on stock's own cluster, mean nothing to it), and the provider's
+     * indexes dropped before and built again after (plain {@code CREATE INDEX}
+     * from their own definitions, while no node runs; their changesets stay recorded). Against the provider's setups it
+     * leaves only the jar and its indexes between them; against stock on its own cluster, only the cluster and its
+     * database. Two clusters' restarts differed by more than the criterion's 10% with the same code (runs ag, ah) and
+     * stock's cluster was the faster one in the first 30 s of run bk's long-tail cells.
+     */
+    private Run stockHere(Prepared prepared, String run) {
+        KeycloakCluster cluster = prepared.cluster;
+        String stock = Images.keycloakWithoutProvider(Images.keycloak(), cell.mode().equals("volatile") ? VOLATILE : "");
+        String indexes = "FROM pg_indexes WHERE indexname LIKE 'offpreload\\_%' ORDER BY indexname";
+        List<String> definitions = Sql.column(cluster, "SELECT indexdef " + indexes);
+        Sql.column(cluster, "SELECT indexname " + indexes).forEach(name -> Sql.execute(cluster, "DROP INDEX " + name));
+        String ours = cluster.nodes().get(0).getDockerImageName();
+        cluster.nodes().forEach(node -> node.setDockerImageName(stock));
+        try {
+            Run measured = window(RefreshLatency.STOCK + " on the provider's cluster" + run, prepared, false);
+            pause(prepared);
+            return measured;
+        } finally {
+            cluster.nodes().forEach(node -> node.setDockerImageName(ours));
+            definitions.forEach(definition -> Sql.execute(cluster, definition));
+        }
     }
 
     /**

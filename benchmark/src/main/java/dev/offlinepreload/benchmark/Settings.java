@@ -28,7 +28,9 @@ import java.util.Map;
  * (default stock,defaults,uncapped,fixed, the last at max-sessions-per-second={@code --window-cap}, default 2,000,
  * with adaptive-load=false; also {@code on}: the defaults with preloading=true, what the defaults were with persistent
  * sessions until 2026-11-30; {@code off}: the jar installed with preloading=false; and {@code idle}: {@code on} with
- * participating-nodes naming no node, so that every node opens what {@code on} opens but none loads), with each of
+ * participating-nodes naming no node, so that every node opens what {@code on} opens but none loads; and
+ * {@code stock-here}: stock Keycloak on the provider's cluster and database, the provider's indexes dropped for its
+ * windows, so that stock and the provider meet on the same nodes and data), with each of
  * {@code --window-mixes} (default refresh,introspection: refreshes only, or three of four requests introspecting an
  * access token; read-heavy: the same with userinfo calls), with each of {@code --window-spread} (default few,most:
  * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
@@ -124,7 +126,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("window-tokens")), ints(options.get("window-rates")),
                 Integer.parseInt(options.get("window-seconds")),
                 oneOf("window-modes", options.get("window-modes"), "persistent", "volatile"),
-                oneOf("window-setups", options.get("window-setups"), "stock", "defaults", "on", "uncapped", "fixed", "off", "idle"),
+                oneOf("window-setups", options.get("window-setups"), "stock", "defaults", "on", "uncapped", "fixed", "off", "idle",
+                        "stock-here"),
                 oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
                 Integer.parseInt(options.get("window-warmups")), Integer.parseInt(options.get("window-cap")), Integer.parseInt(options.get("window-traffic-delay")),

@@ -76,6 +76,8 @@ class SettingsTest {
         assertThat(two.windowCap()).isEqualTo(5000);
         assertThat(two.windowTrafficDelay()).isEqualTo(8);
         assertThat(two.windowWarmups()).isEqualTo(1);
+        assertThat(Settings.parse(new String[] {"--window-setups=stock-here,defaults"}).windowSetups())
+                .containsExactly("stock-here", "defaults");
     }
 
     @Test
