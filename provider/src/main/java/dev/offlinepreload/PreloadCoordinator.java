@@ -3,17 +3,16 @@ package dev.offlinepreload;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import dev.offlinepreload.cluster.ClusterGate;
 import dev.offlinepreload.cluster.ClusterStart;
@@ -103,8 +102,6 @@ public final class PreloadCoordinator implements AutoCloseable {
     private final CapacityLog capacityLog;
     private final Duration quietStart;
     private final ExecutorService passes = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-coordinator"));
-    /** The capacity count, which runs while the keys stream. */
-    private final ExecutorService counts = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-count"));
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "offline-preload-progress"));
     private final CompletableFuture<Void> firstPass = new CompletableFuture<>();
     private volatile boolean closing;
@@ -417,13 +414,25 @@ public final class PreloadCoordinator implements AutoCloseable {
         boolean yields = config.adaptiveLoad();
         AtomicBoolean yielded = new AtomicBoolean();
         Retry planning = new Retry(config.databaseRetry(), () -> yielded.get() || stopped.getAsBoolean());
-        // The count (three aggregates, about 1 s of PostgreSQL time per 1M sessions) runs while the keys stream: the
-        // planner asks for the limit only once they have. Once, however often planning yields.
-        Future<CapacityAdvice> counted = counts.submit(() -> capacity(topology));
+        // The count (three aggregates over both tables, about 1 s of PostgreSQL time per 1M sessions) runs when the
+        // planner asks for the limit: once the keys have streamed with no request at work. Begun beside the key
+        // stream, as until 2026-11-30, it ran on after the requests that made planning yield had come: in 5 of the
+        // 24 volatile restarts of the 1M matrix, one to three nodes' counts finished after every node was ready, up
+        // to 23 s of PostgreSQL statement time; in the four where all three nodes' did, the first 10 s were slower
+        // than in every other restart of the defaults in the same cell (p99 6.9-9.3 s against 3.9-5.3 s).
+        // Once, however often planning yields; not once the pass is stopped (it plans with the cache's limit, then ends).
+        AtomicBoolean countRan = new AtomicBoolean();
+        AtomicReference<CapacityAdvice> advice = new AtomicReference<>();
+        Supplier<CapacityAdvice> counted = () -> {
+            if (!stopped.getAsBoolean() && !countRan.getAndSet(true)) {
+                advice.set(capacity(topology));
+            }
+            return advice.get();
+        };
         LoadPlan planned;
         try {
             LoadPlanner planner = new LoadPlanner(topology.owns(), store::isCached, ceiling(topology), () -> {
-                CapacityAdvice capacity = awaitCount(counted);
+                CapacityAdvice capacity = counted.get();
                 return topology.planned(capacity == null ? config.fillLimit(store.sessionsMaxCount()) : capacity.nodeCapacity());
             }, config.batchSize());
             while (true) {
@@ -449,8 +458,6 @@ public final class PreloadCoordinator implements AutoCloseable {
                     }
                 }
             }
-        } catch (ShutDown e) {
-            return PassOutcome.SHUT_DOWN;
         } catch (Retry.GaveUp e) {
             return planningGaveUp(topology, e);
         }
@@ -459,12 +466,7 @@ public final class PreloadCoordinator implements AutoCloseable {
             return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;
         }
         LoadPlan plan = planned;
-        CapacityAdvice capacity;
-        try {
-            capacity = awaitCount(counted);
-        } catch (ShutDown e) {
-            return PassOutcome.SHUT_DOWN;
-        }
+        CapacityAdvice capacity = counted.get();
         metrics.planned(stages.stream().mapToLong(LoadStats::processed).sum() + plan.toLoad());
         metrics.state(PreloadState.LOADING);
 
@@ -587,32 +589,6 @@ public final class PreloadCoordinator implements AutoCloseable {
         }
     }
 
-    /** Thrown where the pass waits for the count and the node shuts down meanwhile. */
-    private static final class ShutDown extends RuntimeException {
-        ShutDown() {
-            super("shutting down", null, false, false);
-        }
-    }
-
-    /**
-     * The count's result, waiting for it interruptibly: each of its statements is bounded by database-timeout-seconds.
-     *
-     * @return null if the count failed (as {@link #capacity})
-     * @throws ShutDown if the wait was interrupted: close()
-     */
-    private static CapacityAdvice awaitCount(Future<CapacityAdvice> counted) {
-        try {
-            return counted.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ShutDown();
-        } catch (CancellationException e) {
-            throw new ShutDown();
-        } catch (ExecutionException e) {
-            return null; // capacity() catches the database's failures; anything else plans without the count, as they do
-        }
-    }
-
     /**
      * Counts the non-expired sessions in the database and compares them with what the cluster's caches take; sets the
      * gauges. After the pass, the same advice goes to the WARN (once per topology) if they do not fit.
@@ -681,7 +657,6 @@ public final class PreloadCoordinator implements AutoCloseable {
         closing = true;
         firstPass.complete(null); // a startup held for the first pass goes on at once
         passes.shutdownNow();
-        counts.shutdownNow();
         ticker.shutdownNow();
         try {
             guard.close();
@@ -690,7 +665,6 @@ public final class PreloadCoordinator implements AutoCloseable {
             long deadline = System.nanoTime() + limit.toNanos();
             try {
                 if (!passes.awaitTermination(limit.toMillis(), TimeUnit.MILLISECONDS)
-                        || !counts.awaitTermination(millisUntil(deadline), TimeUnit.MILLISECONDS)
                         || !guard.awaitTermination(millisUntil(deadline))) {
                     log.warnf("Offline session preload on %s did not stop within %d s of shutdown", store.nodeName(),
                             limit.toSeconds());

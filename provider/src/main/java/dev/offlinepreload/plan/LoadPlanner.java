@@ -53,7 +53,7 @@ public final class LoadPlanner {
     }
 
     /**
-     * For a limit that is still being worked out while the keys stream (the capacity count runs meanwhile).
+     * For a limit worked out only once the keys have streamed (the capacity count, which runs when it is asked for).
      *
      * @param ceiling the most the limit can turn out to be: what the keys stream may collect
      * @param limit   asked once the keys have streamed; at most {@code ceiling}
