@@ -722,7 +722,7 @@ class PreloadCoordinatorTest {
         await("the first planning", () -> store.planCalls.get() == 1);
         Thread.sleep(1500);
         assertThat(store.cache).as("loaded while requests were at work").isEmpty();
-        // Until run bm the count began beside the key stream and ran on: 17 s of PostgreSQL time as the traffic began.
+        // Until 2026-11-30 the count began beside the key stream and ran on into the requests (runs bk, bm).
         assertThat(store.countCalls).as("sessions counted while requests were at work").hasValue(0);
 
         store.busyRequests = 0;

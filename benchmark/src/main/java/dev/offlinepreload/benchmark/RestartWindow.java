@@ -418,11 +418,11 @@ final class RestartWindow {
     /**
      * Stock Keycloak 26.7.4 on the provider's cluster and database: its nodes started from stock's image (the
      * provider's options in their environment, as on stock's own cluster, mean nothing to it), and the provider's
-     * indexes dropped before and built again after (plain {@code CREATE INDEX}
-     * from their own definitions, while no node runs; their changesets stay recorded). Against the provider's setups it
-     * leaves only the jar and its indexes between them; against stock on its own cluster, only the cluster and its
-     * database. Two clusters' restarts differed by more than the criterion's 10% with the same code (runs ag, ah) and
-     * stock's cluster was the faster one in the first 30 s of run bk's long-tail cells.
+     * indexes dropped before and built again after (plain {@code CREATE INDEX} from their own definitions, while no
+     * node runs; their changesets stay recorded). Against the provider's setups it leaves only the jar and its indexes
+     * between them; against stock on its own cluster, only the cluster and its database. Two clusters' restarts
+     * differed by more than the criterion's 10% with the same code (runs ag, ah), and in run bk's volatile long-tail
+     * refresh cell every restart of the defaults and of preloading=false was above every one of stock's at 20-30 s.
      */
     private Run stockHere(Prepared prepared, String run) {
         KeycloakCluster cluster = prepared.cluster;

@@ -53,7 +53,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 int planningMaxCount, int windowSessions,
                 int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
                 List<String> windowSetups, List<String> windowMixes, List<String> windowSpreads, int windowRepeat,
-                int windowWarmups, int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs, String oursMode) {
+                int windowWarmups, int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs,
+                String oursMode) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -130,7 +131,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                         "stock-here"),
                 oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
-                Integer.parseInt(options.get("window-warmups")), Integer.parseInt(options.get("window-cap")), Integer.parseInt(options.get("window-traffic-delay")),
+                Integer.parseInt(options.get("window-warmups")), Integer.parseInt(options.get("window-cap")),
+                Integer.parseInt(options.get("window-traffic-delay")),
                 Arrays.stream(options.get("other-minors").split(","))
                 .map(String::trim).filter(v -> !v.isEmpty()).toList(), Integer.parseInt(options.get("no-traffic-pairs")),
                 oneOf("ours-mode", options.get("ours-mode"), "persistent", "volatile").get(0));
