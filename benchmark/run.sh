@@ -27,7 +27,8 @@
 #          uncapped,fixed; also off: the jar with preloading=false, and idle: the defaults with participating-nodes naming
 #          no node, every node starting as at the defaults (removal listener, started-node marker) but none loading; and
 #          stock-here: stock Keycloak on the provider's cluster and database, the provider's indexes dropped for its
-#          windows, so that stock and the provider meet on the same nodes and data; the list's order is the first repeat's, and each
+#          windows, so that stock and the provider meet on the same nodes and data; stock-indexed: the same with the
+#          provider's indexes kept, so that only the jar differs from off; the list's order is the first repeat's, and each
 #          further repeat begins one setup later, so that over as many repeats as setups each takes each place once),
 #          each window --window-repeat=1 times after --window-warmups=0 unmeasured windows of the cell on each cluster
 #          (a cluster's first windows are its slowest), the traffic

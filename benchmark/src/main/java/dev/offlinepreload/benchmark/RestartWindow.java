@@ -96,7 +96,7 @@ final class RestartWindow {
      * Keycloak on the provider's cluster and database ({@link #stockHere}).
      */
     private static final List<String> ON_PROVIDERS_CLUSTER = List.of("defaults", "on", "off", "uncapped", "fixed", "idle",
-            "stock-here");
+            "stock-here", "stock-indexed");
     /**
      * The {@code idle} setup's participating-nodes, a name no node has: every node starts as with preloading=true (the
      * removal listener on the offline caches, the started-node marker) but starts no coordinator and loads nothing.
@@ -386,8 +386,8 @@ final class RestartWindow {
 
     private void measureOnce(String setup, String run, List<Run> runs) {
         Prepared prepared = clusters.stream().filter(c -> c.ours() == ON_PROVIDERS_CLUSTER.contains(setup)).findFirst().orElseThrow();
-        if (setup.equals("stock-here")) {
-            runs.add(stockHere(prepared, run));
+        if (setup.equals("stock-here") || setup.equals("stock-indexed")) {
+            runs.add(stockHere(prepared, run, setup.equals("stock-here")));
             return;
         }
         if (!prepared.ours()) {
@@ -423,17 +423,23 @@ final class RestartWindow {
      * between them; against stock on its own cluster, only the cluster and its database. Two clusters' restarts
      * differed by more than the criterion's 10% with the same code (runs ag, ah), and in run bk's volatile long-tail
      * refresh cell every restart of the defaults and of preloading=false was above every one of stock's at 20-30 s.
+     * With {@code dropIndexes} false ({@code stock-indexed}) the indexes stay, which leaves only the jar between it and
+     * the provider's setups: run br could not tell the indexes' cost in the persistent refresh cell from one setup's
+     * spread between restarts.
      */
-    private Run stockHere(Prepared prepared, String run) {
+    private Run stockHere(Prepared prepared, String run, boolean dropIndexes) {
         KeycloakCluster cluster = prepared.cluster;
         String stock = Images.keycloakWithoutProvider(Images.keycloak(), cell.mode().equals("volatile") ? VOLATILE : "");
         String indexes = "FROM pg_indexes WHERE indexname LIKE 'offpreload\\_%' ORDER BY indexname";
-        List<String> definitions = Sql.column(cluster, "SELECT indexdef " + indexes);
-        Sql.column(cluster, "SELECT indexname " + indexes).forEach(name -> Sql.execute(cluster, "DROP INDEX " + name));
+        List<String> definitions = dropIndexes ? Sql.column(cluster, "SELECT indexdef " + indexes) : List.of();
+        if (dropIndexes) {
+            Sql.column(cluster, "SELECT indexname " + indexes).forEach(name -> Sql.execute(cluster, "DROP INDEX " + name));
+        }
         String ours = cluster.nodes().get(0).getDockerImageName();
         cluster.nodes().forEach(node -> node.setDockerImageName(stock));
         try {
-            Run measured = window(RefreshLatency.STOCK + " on the provider's cluster" + run, prepared, false);
+            String label = RefreshLatency.STOCK + " on the provider's cluster" + (dropIndexes ? "" : ", indexes kept");
+            Run measured = window(label + run, prepared, false);
             pause(prepared);
             return measured;
         } finally {

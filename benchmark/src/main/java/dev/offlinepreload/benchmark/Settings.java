@@ -30,7 +30,8 @@ import java.util.Map;
  * sessions until 2026-11-30; {@code off}: the jar installed with preloading=false; and {@code idle}: {@code on} with
  * participating-nodes naming no node, so that every node opens what {@code on} opens but none loads; and
  * {@code stock-here}: stock Keycloak on the provider's cluster and database, the provider's indexes dropped for its
- * windows, so that stock and the provider meet on the same nodes and data), with each of
+ * windows, so that stock and the provider meet on the same nodes and data; {@code stock-indexed}: the same with the
+ * provider's indexes kept, so that only the jar differs from {@code off}), with each of
  * {@code --window-mixes} (default refresh,introspection: refreshes only, or three of four requests introspecting an
  * access token; read-heavy: the same with userinfo calls), with each of {@code --window-spread} (default few,most:
  * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
@@ -128,7 +129,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("window-seconds")),
                 oneOf("window-modes", options.get("window-modes"), "persistent", "volatile"),
                 oneOf("window-setups", options.get("window-setups"), "stock", "defaults", "on", "uncapped", "fixed", "off", "idle",
-                        "stock-here"),
+                        "stock-here", "stock-indexed"),
                 oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
                 Integer.parseInt(options.get("window-warmups")), Integer.parseInt(options.get("window-cap")),

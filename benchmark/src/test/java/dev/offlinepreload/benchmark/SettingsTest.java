@@ -78,6 +78,8 @@ class SettingsTest {
         assertThat(two.windowWarmups()).isEqualTo(1);
         assertThat(Settings.parse(new String[] {"--window-setups=stock-here,defaults"}).windowSetups())
                 .containsExactly("stock-here", "defaults");
+        assertThat(Settings.parse(new String[] {"--window-setups=stock-indexed,off"}).windowSetups())
+                .containsExactly("stock-indexed", "off");
     }
 
     @Test
