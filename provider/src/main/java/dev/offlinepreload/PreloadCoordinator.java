@@ -18,6 +18,7 @@ import dev.offlinepreload.cluster.ClusterGate;
 import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.config.PreloadConfig;
+import dev.offlinepreload.config.ReadinessHold;
 import dev.offlinepreload.load.AdaptiveLimit;
 import dev.offlinepreload.load.ImportedSession;
 import dev.offlinepreload.load.LoadGovernor;
@@ -104,6 +105,8 @@ public final class PreloadCoordinator implements AutoCloseable {
     private final ExecutorService passes = Executors.newSingleThreadExecutor(r -> daemon(r, "offline-preload-coordinator"));
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "offline-preload-progress"));
     private final CompletableFuture<Void> firstPass = new CompletableFuture<>();
+    /** Completes once the first pass's hot tier is loaded, or once startup is not to wait for it; see {@link #hotTierLoaded}. */
+    private final CompletableFuture<Void> hotTier = new CompletableFuture<>();
     private volatile boolean closing;
     /** What the last completed pass found missing afterwards, for the one repair pass; written by the pass thread. */
     private Shortfall lastShortfall = Shortfall.NONE;
@@ -140,6 +143,28 @@ public final class PreloadCoordinator implements AutoCloseable {
         return firstPass;
     }
 
+    /**
+     * Whether startup waits for the first pass's hot tier ({@link #hotTierLoaded}): with hold-readiness=auto where the
+     * hot tier loads first, while requests run (volatile sessions, a hot window).
+     */
+    public boolean holdsStartupForHotTier() {
+        return config.holdReadiness() == ReadinessHold.AUTO && hotFirst();
+    }
+
+    /**
+     * Completes once the first pass's hot stage has ended, whatever its outcome (or there is none); at once where the
+     * first pass finds fewer than the expected nodes joined: a node that held its startup until others joined would
+     * hold them back where nodes start one by one (Kubernetes' default for a StatefulSet).
+     */
+    public CompletableFuture<Void> hotTierLoaded() {
+        return hotTier;
+    }
+
+    /** Where a cached session saves a request its database reads (volatile sessions), the hot tier comes first. */
+    private boolean hotFirst() {
+        return store.volatileSessions() && !config.hotWindow().isZero();
+    }
+
     private void watch() {
         long loadedFor = Long.MIN_VALUE;
         long began = System.nanoTime();
@@ -168,13 +193,14 @@ public final class PreloadCoordinator implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
+            hotTier.complete(null);
             firstPass.complete(null);
         }
     }
 
     /**
      * Whether the first pass starts only once the node has been quiet ({@link #awaitQuietStart}): with persistent sessions
-     * (Keycloak's default) and adaptive-load, unless startup waits for the load (hold-readiness). There a cached session
+     * (Keycloak's default) and adaptive-load, unless startup waits for the load (hold-readiness=true). There a cached session
      * saves a refresh or an introspection no database statement (each reads the rows anyway), so nothing is lost by
      * waiting, and the load waits for a quiet node anyway ({@link AdaptiveLimit}). Until then this provider runs nothing
      * but two looks per second at the request count: no gate polling the topology, no governor, no count, no plan. In the
@@ -182,7 +208,7 @@ public final class PreloadCoordinator implements AutoCloseable {
      * first 40 s of traffic slower than the same node with preloading off (runs ag and ah).
      */
     private boolean quietStarts() {
-        return config.adaptiveLoad() && !config.holdReadiness() && !store.volatileSessions();
+        return config.adaptiveLoad() && config.holdReadiness() != ReadinessHold.TRUE && !store.volatileSessions();
     }
 
     /** How the quiet start ended. */
@@ -277,6 +303,14 @@ public final class PreloadCoordinator implements AutoCloseable {
         TopologySnapshot topology = null;
         PassOutcome outcome = PassOutcome.SHUT_DOWN;
         try {
+            int joined = store.topology().members().size();
+            if (!hotTier.isDone() && joined < expectedMembers) {
+                if (holdsStartupForHotTier()) {
+                    log.infof("Offline session preload on %s: startup does not wait for the recently refreshed sessions, "
+                            + "as %d of the %d expected nodes have joined", store.nodeName(), joined, expectedMembers);
+                }
+                hotTier.complete(null);
+            }
             topology = gate.await(expectedMembers, joinTimeout, joinSince);
             boolean repaired = false;
             while (topology != null) {
@@ -330,7 +364,7 @@ public final class PreloadCoordinator implements AutoCloseable {
      * node's first requests would otherwise meet. The check after the pass covers both stages.
      */
     private PassOutcome loadFor(TopologySnapshot topology, boolean quietSeen) throws InterruptedException {
-        boolean hotFirst = store.volatileSessions() && !config.hotWindow().isZero();
+        boolean hotFirst = hotFirst();
         BooleanSupplier stopped = () -> closing || store.topologyId() != topology.id();
         RateLimit rate = new RateLimit(config.maxSessionsPerSecond(), System::nanoTime);
         List<LoadStats> stages = new ArrayList<>(2);
@@ -341,7 +375,12 @@ public final class PreloadCoordinator implements AutoCloseable {
                 hotFirst).start();
              SessionStore.RemovalWindow removals = hotFirst ? store.watchRemovals() : null) {
             if (hotFirst) {
-                PassOutcome ended = loadHot(topology, governor, rate, stopped, stages);
+                PassOutcome ended;
+                try {
+                    ended = loadHot(topology, governor, rate, stopped, stages);
+                } finally {
+                    hotTier.complete(null);
+                }
                 if (ended != null) {
                     return ended;
                 }
@@ -655,7 +694,8 @@ public final class PreloadCoordinator implements AutoCloseable {
             return; // closed already (the shutdown hook and the factory both call it; the second waits for the first)
         }
         closing = true;
-        firstPass.complete(null); // a startup held for the first pass goes on at once
+        hotTier.complete(null); // a startup held for the first pass goes on at once
+        firstPass.complete(null);
         passes.shutdownNow();
         ticker.shutdownNow();
         try {

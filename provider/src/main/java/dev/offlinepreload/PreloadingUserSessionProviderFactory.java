@@ -56,10 +56,15 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
 
     private static final Logger log = Logger.getLogger(PreloadingUserSessionProviderFactory.class);
     /**
-     * With hold-readiness, how long startup waits for the first load itself, beyond join-timeout-seconds for the
+     * With hold-readiness=true, how long startup waits for the first load itself, beyond join-timeout-seconds for the
      * nodes: a hung database must not keep a node from ever becoming ready.
      */
     static final Duration READINESS_HOLD_FOR_LOAD = Duration.ofMinutes(10);
+    /**
+     * With hold-readiness=auto, how long startup waits at most for the hot tier: a few thousand sessions a node load
+     * in about 2 s; a hot tier that takes longer loads on after the node is ready, as the rest does.
+     */
+    static final Duration READINESS_HOLD_FOR_HOT_TIER = Duration.ofSeconds(60);
 
     private PreloadConfig config = PreloadConfig.DISABLED;
     private KeycloakSessionFactory sessionFactory;
@@ -174,20 +179,17 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
             stopOnShutdown(coordinator);
             var pass = coordinator.start();
             pass.whenComplete((done, failure) -> firstPassOver.complete(null));
-            if (config.holdReadiness()) {
-                Duration limit = config.joinTimeout().plus(READINESS_HOLD_FOR_LOAD);
-                log.infof("Offline session preloading: startup waits until node %s has loaded its share (%s=true), "
-                        + "at most %d s", store.nodeName(), PreloadOption.HOLD_READINESS.confName(), limit.toSeconds());
-                try {
-                    pass.get(limit.toSeconds(), TimeUnit.SECONDS);
-                } catch (TimeoutException e) {
-                    log.warnf("Offline session preloading: node %s has not loaded its share within %d s (%s plus %d s "
-                            + "for the load); startup goes on and the load continues in the background", store.nodeName(),
-                            limit.toSeconds(), PreloadOption.JOIN_TIMEOUT_SECONDS.confName(), READINESS_HOLD_FOR_LOAD.toSeconds());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } catch (ExecutionException e) {
-                    throw new IllegalStateException(e.getCause());
+            switch (config.holdReadiness()) {
+                case TRUE -> holdStartup(pass, "its share", config.joinTimeout().plus(READINESS_HOLD_FOR_LOAD),
+                        String.format("%s plus %d s for the load", PreloadOption.JOIN_TIMEOUT_SECONDS.confName(),
+                                READINESS_HOLD_FOR_LOAD.toSeconds()));
+                case AUTO -> {
+                    if (coordinator.holdsStartupForHotTier()) {
+                        holdStartup(coordinator.hotTierLoaded(), "its recently refreshed sessions", READINESS_HOLD_FOR_HOT_TIER,
+                                PreloadOption.HOLD_READINESS.confName() + "=auto");
+                    }
+                }
+                case FALSE -> {
                 }
             }
         } catch (RuntimeException | LinkageError e) {
@@ -199,6 +201,29 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
             if (coordinator == null) {
                 firstPassOver.complete(null);
             }
+        }
+    }
+
+    /**
+     * Blocks startup, and so readiness, until {@code loaded} completes or {@code limit} has passed; a SIGTERM meanwhile
+     * completes it at once (Quarkus shuts down only once startup has finished).
+     */
+    private void holdStartup(CompletableFuture<Void> loaded, String what, Duration limit, String limitSource) {
+        String hold = PreloadOption.HOLD_READINESS.confName() + "=" + config.holdReadiness().value();
+        log.infof("Offline session preloading: startup waits until node %s has loaded %s (%s), at most %d s",
+                store.nodeName(), what, hold, limit.toSeconds());
+        long start = System.nanoTime();
+        try {
+            loaded.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+            log.infof("Offline session preloading: startup of node %s goes on after %.1f s (%s)", store.nodeName(),
+                    (System.nanoTime() - start) / 1e9, hold);
+        } catch (TimeoutException e) {
+            log.warnf("Offline session preloading: node %s has not loaded %s within %d s (%s); startup goes on and the "
+                    + "load continues in the background", store.nodeName(), what, limit.toSeconds(), limitSource);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
         }
     }
 

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -767,6 +768,41 @@ class PreloadCoordinatorTest {
         assertThat(store.recentCalls).as("the hot query: the hot stage's plan and the rest's").hasValue(2);
         assertThat(logLines()).anyMatch(l -> l.contains("loading 15 sessions (0 recently refreshed first; 20 in the "
                 + "database, 20 owned by this node, 5 already cached"));
+    }
+
+    @Test
+    void withVolatileSessionsStartupWaitsForTheHotTierAndNoLongerThanIt() throws Exception {
+        store.sessionMode = "volatile";
+        store.hotSince = 1_015; // s015..s019
+        store.busyRequests = 2; // the rest waits: only the hot stage runs
+        start(config("adaptive-load", "true"));
+        assertThat(coordinator.holdsStartupForHotTier()).as("hold-readiness=auto, the default").isTrue();
+        Set<String> cachedWhenReleased = ConcurrentHashMap.newKeySet();
+        coordinator.hotTierLoaded().thenRun(() -> cachedWhenReleased.addAll(store.cache))
+                .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(cachedWhenReleased).as("startup released once the hot tier was in, not before")
+                .containsExactlyInAnyOrder("s015", "s016", "s017", "s018", "s019");
+        assertThat(store.planCalls).as("nor held for the rest").hasValue(0);
+        coordinator.close();
+
+        start(config("hold-readiness", "false"));
+        assertThat(coordinator.holdsStartupForHotTier()).isFalse();
+        coordinator.close();
+        store.sessionMode = "persistent";
+        start(config());
+        assertThat(coordinator.holdsStartupForHotTier()).as("no hot stage with persistent sessions").isFalse();
+    }
+
+    @Test
+    void startupDoesNotWaitForTheHotTierOfANodeWhoseExpectedPeersHaveNotJoined() throws Exception {
+        store.sessionMode = "volatile";
+        store.hotSince = 1_015;
+        // Pods started one by one: the second is only created once this one is ready.
+        start(config("expected-cluster-size", "2", "join-timeout-seconds", "3600"));
+        coordinator.hotTierLoaded().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(store.cache).as("the gate still waits for the second node").isEmpty();
+        assertThat(logLines()).anyMatch(l -> l.contains("startup does not wait for the recently refreshed sessions, as 1 "
+                + "of the 2 expected nodes have joined"));
     }
 
     @Test

@@ -114,7 +114,8 @@ final class RestartWindow {
     }
 
     /** One setup's window. */
-    private record Run(String setup, List<Sample> samples, List<Loaded> loaded, double loadedSeconds,
+    /** One setup's window; {@code restartSeconds}: from stopping the first node until every node was ready. */
+    private record Run(String setup, double restartSeconds, List<Sample> samples, List<Loaded> loaded, double loadedSeconds,
                        double databaseCpuSeconds, double otherDatabaseCpuSeconds, double selectsPerRequest,
                        Traffic traffic) {
     }
@@ -506,7 +507,9 @@ final class RestartWindow {
         // The traffic of the window before left dead tuples and dirty pages behind, in the other cluster's database
         // too, whose vacuum and checkpoint would otherwise run beside this window on the same cores.
         clusters.forEach(c -> c.db.settle());
+        long restartBegan = System.nanoTime();
         cluster.restartAll();
+        double restartSeconds = (System.nanoTime() - restartBegan) / 1e9;
         db.resetStatements();
         double cpuBefore = db.cpuSeconds();
         double othersBefore = otherDatabasesCpuSeconds(prepared);
@@ -514,7 +517,8 @@ final class RestartWindow {
         List<Sample> samples = Collections.synchronizedList(new ArrayList<>());
         ExecutorService callers = Executors.newFixedThreadPool(CALLERS);
         ScheduledExecutorService schedule = Executors.newSingleThreadScheduledExecutor();
-        Progress.say("%s, %s: every node ready at %s", cell.name(), setup, LocalTime.now());
+        Progress.say("%s, %s: every node ready at %s, %.1f s after the restart began", cell.name(), setup, LocalTime.now(),
+                restartSeconds);
         // From here on "ready" is the traffic's start: the windows, the loads and the charts count from it.
         RefreshLatency.sleep(Duration.ofSeconds(settings.windowTrafficDelay()));
         double trafficDatabaseBefore = db.cpuSeconds();
@@ -577,7 +581,7 @@ final class RestartWindow {
             }
         }
         double loaded = loadedAt.get() < 0 ? Double.NaN : (loadedAt.get() - ready) / 1e9;
-        Run run = new Run(setup, List.copyOf(samples), List.copyOf(loadedOverTime), loaded, db.cpuSeconds() - cpuBefore,
+        Run run = new Run(setup, restartSeconds, List.copyOf(samples), List.copyOf(loadedOverTime), loaded, db.cpuSeconds() - cpuBefore,
                 otherDatabasesCpuSeconds(prepared) - othersBefore, db.sessionTableSelects() / Math.max(1, samples.size()),
                 traffic);
         String loadedLine = Double.isNaN(loaded) ? "no loader"
@@ -649,6 +653,8 @@ final class RestartWindow {
         out.append("\n| steady from (p99 within 1.5× + 50 ms of the cell's best last 30 s) |");
         double level = steadyLevel(runs.stream().map(this::p99s).toList());
         runs.forEach(r -> out.append(' ').append(steady(steadyFrom(p99s(r), level))).append(" |"));
+        out.append("\n| restart: from stopping the first node until every node was ready |");
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, " %.1f s |", r.restartSeconds())));
         out.append("\n| sessions loaded when every node was ready |");
         runs.forEach(r -> out.append(Double.isNaN(r.loadedSeconds()) || r.loaded().isEmpty() ? " – |"
                 : String.format(Locale.ROOT, " %,d |", r.loaded().get(0).sessions())));
@@ -689,6 +695,9 @@ final class RestartWindow {
         out.append("\n| steady from |");
         double level = steadyLevel(List.copyOf(p99s.values()));
         p99s.values().forEach(p -> out.append(' ').append(steady(steadyFrom(p, level))).append(" |"));
+        out.append("\n| restart until every node was ready |");
+        bySetup.values().forEach(ofSetup -> out.append(String.format(Locale.ROOT, " %.1f s |",
+                median(ofSetup.stream().map(Run::restartSeconds).toList()))));
         String first = bySetup.keySet().iterator().next();
         if (againstStock(bySetup)) {
             List<List<Double>> stockRuns = bySetup.get(first).stream().map(this::p99s).toList();

@@ -26,7 +26,7 @@ import java.util.function.Function;
  * @param quietStart           with persistent sessions and adaptive-load, how long the first pass waits for a request
  *                             once every expected node has started
  * @param hotWindow            sessions refreshed within it are loaded first; zero = no hot tier
- * @param holdReadiness        whether startup waits for this node's share
+ * @param holdReadiness        what startup waits for: the hot tier (auto), the whole share (true) or nothing
  * @param buildIndexesOnline   whether a node builds the indexes the changelog left out (docs/indexes.md)
  */
 public record PreloadConfig(Preloading preloading, int batchSize, int workers, Set<String> participatingNodes,
@@ -34,7 +34,7 @@ public record PreloadConfig(Preloading preloading, int batchSize, int workers, S
                             int expectedClusterSize, Duration joinTimeout,
                             Duration revocationRecheck, int maxSessionsPerSecond, boolean adaptiveLoad, Duration quietStart,
                             Duration hotWindow,
-                            boolean holdReadiness,
+                            ReadinessHold holdReadiness,
                             boolean buildIndexesOnline) {
 
     /**
@@ -43,7 +43,7 @@ public record PreloadConfig(Preloading preloading, int batchSize, int workers, S
      */
     public static final PreloadConfig DISABLED = new PreloadConfig(Preloading.FALSE, 1000, 1, Set.of(), 0, 10,
             Duration.ofSeconds(120), Duration.ofSeconds(60), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, true,
-            Duration.ofSeconds(30), Duration.ofHours(1), false, false);
+            Duration.ofSeconds(30), Duration.ofHours(1), ReadinessHold.FALSE, false);
 
     /**
      * @param lookup returns the raw value an operator set for an option key, or null when unset
@@ -70,7 +70,7 @@ public record PreloadConfig(Preloading preloading, int batchSize, int workers, S
                 options.bool(PreloadOption.ADAPTIVE_LOAD),
                 Duration.ofSeconds(options.integer(PreloadOption.QUIET_START_SECONDS, 0, 3600)),
                 Duration.ofSeconds(options.integer(PreloadOption.HOT_WINDOW_SECONDS, 0, 2_592_000)),
-                options.bool(PreloadOption.HOLD_READINESS),
+                options.choice(PreloadOption.HOLD_READINESS, ReadinessHold.class),
                 options.bool(PreloadOption.BUILD_INDEXES_ONLINE));
     }
 
@@ -121,7 +121,7 @@ public record PreloadConfig(Preloading preloading, int batchSize, int workers, S
         values.put(PreloadOption.ADAPTIVE_LOAD.key(), Boolean.toString(adaptiveLoad));
         values.put(PreloadOption.QUIET_START_SECONDS.key(), Long.toString(quietStart.toSeconds()));
         values.put(PreloadOption.HOT_WINDOW_SECONDS.key(), Long.toString(hotWindow.toSeconds()));
-        values.put(PreloadOption.HOLD_READINESS.key(), Boolean.toString(holdReadiness));
+        values.put(PreloadOption.HOLD_READINESS.key(), holdReadiness.value());
         values.put(PreloadOption.BUILD_INDEXES_ONLINE.key(), Boolean.toString(buildIndexesOnline));
         return values;
     }

@@ -60,9 +60,11 @@ public enum PreloadOption {
             "Sessions refreshed within this many seconds before a pass, 0 to 2592000, are loaded first, most recent "
                     + "first, and even while adaptive-load holds the rest back: they are the ones refreshed again soon. "
                     + "0 = no hot tier, everything in key order."),
-    HOLD_READINESS("hold-readiness", "boolean", "false",
-            "Keep the node from becoming ready (startup blocks) until its share is loaded, at most "
-                    + "join-timeout-seconds plus 10 minutes."),
+    HOLD_READINESS("hold-readiness", "string", "auto",
+            "Keep the node from becoming ready (startup blocks) while it loads: auto = with volatile sessions, until "
+                    + "its recently refreshed sessions (hot-window-seconds) are loaded, at most 60 s, and only once every "
+                    + "expected node has joined; true = until its whole share is loaded, at most join-timeout-seconds "
+                    + "plus 10 minutes; false = never."),
     BUILD_INDEXES_ONLINE("build-indexes-online", "boolean", "true",
             "Build an index the changelog left out on a large table after startup, in the background, on one node, "
                     + "without blocking writes (PostgreSQL, MySQL, MariaDB). false = only log the SQL for a DBA.");

@@ -72,8 +72,18 @@ class PreloadConfigTest {
         assertThat(config.joinTimeout()).hasSeconds(300);
         assertThat(config.revocationRecheck()).hasSeconds(30);
         assertThat(config.quietStart()).as("room for a late load balancer").hasSeconds(30);
-        assertThat(config.holdReadiness()).isFalse();
+        assertThat(config.holdReadiness()).as("the hot tier, with volatile sessions").isEqualTo(ReadinessHold.AUTO);
         assertThat(config.buildIndexesOnline()).isTrue();
+    }
+
+    @Test
+    void holdReadinessKeepsItsTrueAndFalseAndRefusesATypo() {
+        assertThat(parse(Map.of("hold-readiness", "true")).holdReadiness()).isEqualTo(ReadinessHold.TRUE);
+        assertThat(parse(Map.of("hold-readiness", "False")).holdReadiness()).isEqualTo(ReadinessHold.FALSE);
+        assertThat(parse(Map.of()).describe()).containsEntry("hold-readiness", "auto");
+        assertThatThrownBy(() -> parse(Map.of("hold-readiness", "yes")))
+                .hasMessageContaining("spi-user-sessions--offline-preload--hold-readiness")
+                .hasMessageContaining("auto, true or false");
     }
 
     @Test

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * Volatile user sessions (persistent-user-sessions disabled): the mode where a warm cache spares the database the
  * most. After a full restart, offline refreshes on every node read neither session table, and each node loaded its
- * hot tier from that tier's own plan before it planned the rest.
+ * hot tier from that tier's own plan before it became ready, and before it planned the rest.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS) // one cluster per class; a subclass on another minor may run beside it
 class VolatileModeIT {
@@ -133,6 +133,21 @@ class VolatileModeIT {
         }
         assertThat(hot).as("sessions of the hot tiers (the %d logged in just before the restart among them)", REAL)
                 .isGreaterThanOrEqualTo(REAL);
+    }
+
+    @Test
+    void eachNodeBecameReadyOnlyOnceItsHotTierWasLoaded() {
+        for (KeycloakNode node : cluster.nodes()) {
+            List<String> lines = node.log().linesSinceStart();
+            String name = node.name();
+            int holding = indexOf(lines, "startup waits until node " + name + " has loaded its recently refreshed sessions");
+            int hotLoaded = indexOf(lines, "Offline session preload on " + name + " loaded its recently refreshed sessions first");
+            int released = indexOf(lines, "startup of node " + name + " goes on after");
+            int bootstrapped = indexOf(lines, node.servingLine());
+            assertThat(holding).as("%s: startup held (hold-readiness=auto)", name).isLessThan(hotLoaded);
+            assertThat(hotLoaded).as("%s: released once the hot tier was in", name).isLessThan(released);
+            assertThat(released).as("%s: bootstrap, and so readiness, after the hot tier", name).isLessThan(bootstrapped);
+        }
     }
 
 

@@ -134,6 +134,11 @@ public final class KeycloakNode extends GenericContainer<KeycloakNode> {
         awaitLogLine(servingLine, timeout);
     }
 
+    /** The line the node logs once Keycloak's bootstrap has completed, just before it reports ready. */
+    public String servingLine() {
+        return servingLine;
+    }
+
     /**
      * Starts the node and kills it (SIGKILL) as soon as its log shows {@code text}, e.g. in the middle of its load;
      * returns once the killed container is gone. The others find out through failure detection.
