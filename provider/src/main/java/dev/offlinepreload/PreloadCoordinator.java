@@ -139,22 +139,23 @@ public final class PreloadCoordinator implements AutoCloseable {
      * @return completes when the first pass has finished, whatever its outcome
      */
     public CompletableFuture<Void> start() {
+        if (config.holdReadiness() != ReadinessHold.AUTO || !hotFirst()) {
+            hotTier.complete(null);
+        } else if (store.clusterStart(config.expectedClusterSize()) == ClusterStart.FORMING) {
+            log.infof("Offline session preload on %s: startup does not wait for the recently refreshed sessions, as "
+                    + "fewer than the %d expected nodes have joined", store.nodeName(), config.expectedClusterSize());
+            hotTier.complete(null);
+        }
         passes.submit(this::watch);
         return firstPass;
     }
 
     /**
-     * Whether startup waits for the first pass's hot tier ({@link #hotTierLoaded}): with hold-readiness=auto where the
-     * hot tier loads first, while requests run (volatile sessions, a hot window).
-     */
-    public boolean holdsStartupForHotTier() {
-        return config.holdReadiness() == ReadinessHold.AUTO && hotFirst();
-    }
-
-    /**
-     * Completes once the first pass's hot stage has ended, whatever its outcome (or there is none); at once where the
-     * first pass finds fewer than the expected nodes joined: a node that held its startup until others joined would
-     * hold them back where nodes start one by one (Kubernetes' default for a StatefulSet).
+     * What startup waits for with hold-readiness=auto: completes once the first pass's hot stage has ended, whatever
+     * its outcome (or there is none). Complete from {@link #start()} on where there is no hot stage to wait for (persistent
+     * sessions, no hot window, another hold-readiness), or where fewer than the expected nodes have joined: a node that
+     * held its startup until others joined would hold them back where nodes start one by one (Kubernetes' default for
+     * a StatefulSet), and the first node of a full restart would serve nothing until the last had joined.
      */
     public CompletableFuture<Void> hotTierLoaded() {
         return hotTier;
@@ -185,6 +186,7 @@ public final class PreloadCoordinator implements AutoCloseable {
                     // The first pass's join timeout counts from the start, the quiet start's wait included.
                     loadedFor = first ? pass(config.expectedClusterSize(), config.joinTimeout(), began, quietSeen)
                             : pass(1, Duration.ZERO, System.nanoTime(), false);
+                    hotTier.complete(null); // a pass that failed before its hot stage holds startup no longer
                     firstPass.complete(null);
                 } else {
                     Thread.sleep(WATCH_INTERVAL.toMillis());
@@ -303,14 +305,6 @@ public final class PreloadCoordinator implements AutoCloseable {
         TopologySnapshot topology = null;
         PassOutcome outcome = PassOutcome.SHUT_DOWN;
         try {
-            int joined = store.topology().members().size();
-            if (!hotTier.isDone() && joined < expectedMembers) {
-                if (holdsStartupForHotTier()) {
-                    log.infof("Offline session preload on %s: startup does not wait for the recently refreshed sessions, "
-                            + "as %d of the %d expected nodes have joined", store.nodeName(), joined, expectedMembers);
-                }
-                hotTier.complete(null);
-            }
             topology = gate.await(expectedMembers, joinTimeout, joinSince);
             boolean repaired = false;
             while (topology != null) {

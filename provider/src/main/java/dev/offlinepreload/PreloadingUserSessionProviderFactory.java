@@ -19,6 +19,7 @@ import dev.offlinepreload.report.PreloadState;
 import dev.offlinepreload.config.PreloadConfig;
 import dev.offlinepreload.config.PreloadOption;
 import dev.offlinepreload.config.Preloading;
+import dev.offlinepreload.config.ReadinessHold;
 import org.jboss.logging.Logger;
 import org.keycloak.Config;
 import org.keycloak.models.KeycloakSession;
@@ -155,7 +156,6 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
                 return;
             }
             store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID, config.databaseTimeout(), requests);
-            store.announceStarted();
             reason = store.whyNotApplicable();
             if (reason != null) {
                 metrics.state(PreloadState.NOT_APPLICABLE);
@@ -170,6 +170,7 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
                         store.nodeName());
             }
             if (!config.participates(store.nodeName())) {
+                store.announceStarted();
                 metrics.state(PreloadState.NOT_APPLICABLE);
                 log.infof("Offline session preloading: node %s is not in %s=%s; it serves its share lazily",
                         store.nodeName(), PreloadOption.PARTICIPATING_NODES.confName(), config.describe().get("participating-nodes"));
@@ -179,18 +180,17 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
             stopOnShutdown(coordinator);
             var pass = coordinator.start();
             pass.whenComplete((done, failure) -> firstPassOver.complete(null));
-            switch (config.holdReadiness()) {
-                case TRUE -> holdStartup(pass, "its share", config.joinTimeout().plus(READINESS_HOLD_FOR_LOAD),
+            if (!coordinator.hotTierLoaded().isDone()) {
+                holdStartup(coordinator.hotTierLoaded(), "its recently refreshed sessions", READINESS_HOLD_FOR_HOT_TIER,
+                        PreloadOption.HOLD_READINESS.confName() + "=auto");
+            }
+            // Peers count this node as started from here, just before it reports ready: after the hot tier's hold, so
+            // that their governors' quiet seconds do not run out while it still holds and its traffic is yet to come.
+            store.announceStarted();
+            if (config.holdReadiness() == ReadinessHold.TRUE) {
+                holdStartup(pass, "its share", config.joinTimeout().plus(READINESS_HOLD_FOR_LOAD),
                         String.format("%s plus %d s for the load", PreloadOption.JOIN_TIMEOUT_SECONDS.confName(),
                                 READINESS_HOLD_FOR_LOAD.toSeconds()));
-                case AUTO -> {
-                    if (coordinator.holdsStartupForHotTier()) {
-                        holdStartup(coordinator.hotTierLoaded(), "its recently refreshed sessions", READINESS_HOLD_FOR_HOT_TIER,
-                                PreloadOption.HOLD_READINESS.confName() + "=auto");
-                    }
-                }
-                case FALSE -> {
-                }
             }
         } catch (RuntimeException | LinkageError e) {
             // LinkageError: Keycloak internals differ from those this jar was built against. Sessions are served

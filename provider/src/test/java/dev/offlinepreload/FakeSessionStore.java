@@ -73,6 +73,8 @@ final class FakeSessionStore implements SessionStore {
     volatile Runnable checkHook = () -> { };
     /** Run inside each forEachKey call before it streams, e.g. to hang like a statement on a paused database. */
     volatile Runnable keysHook = () -> { };
+    /** Whether opening a removal window fails (a pass that fails before it loads anything). */
+    volatile boolean removalWatchFails;
     /** Threads that planned (the coordinator's), counted, and imported (the workers). */
     final Set<Thread> planningThreads = ConcurrentHashMap.newKeySet();
     final Set<Thread> countingThreads = ConcurrentHashMap.newKeySet();
@@ -190,6 +192,9 @@ final class FakeSessionStore implements SessionStore {
 
     @Override
     public RemovalWindow watchRemovals() {
+        if (removalWatchFails) {
+            throw new IllegalStateException("the removal listener could not be added");
+        }
         return new RemovalWindow() {
             @Override
             public boolean removed(String userSessionId) {

@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -773,24 +772,36 @@ class PreloadCoordinatorTest {
     @Test
     void withVolatileSessionsStartupWaitsForTheHotTierAndNoLongerThanIt() throws Exception {
         store.sessionMode = "volatile";
-        store.hotSince = 1_015; // s015..s019
-        store.busyRequests = 2; // the rest waits: only the hot stage runs
-        start(config("adaptive-load", "true"));
-        assertThat(coordinator.holdsStartupForHotTier()).as("hold-readiness=auto, the default").isTrue();
-        Set<String> cachedWhenReleased = ConcurrentHashMap.newKeySet();
-        coordinator.hotTierLoaded().thenRun(() -> cachedWhenReleased.addAll(store.cache))
-                .get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        assertThat(cachedWhenReleased).as("startup released once the hot tier was in, not before")
-                .containsExactlyInAnyOrder("s015", "s016", "s017", "s018", "s019");
-        assertThat(store.planCalls).as("nor held for the rest").hasValue(0);
+        store.hotSince = 1_015; // s015..s019: three hot batches, then the rest
+        CountDownLatch inFirstHotBatch = new CountDownLatch(1);
+        CountDownLatch releaseFirstHotBatch = new CountDownLatch(1);
+        store.importHooks.put(1, () -> {
+            inFirstHotBatch.countDown();
+            try {
+                releaseFirstHotBatch.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        start(config("adaptive-load", "true")); // hold-readiness=auto, the default
+        assertThat(inFirstHotBatch.await(TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(300);
+        assertThat(coordinator.hotTierLoaded()).as("startup held while the hot tier loads").isNotDone();
+        releaseFirstHotBatch.countDown();
+        coordinator.hotTierLoaded().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(store.cache).as("released once the hot tier was in")
+                .containsAll(List.of("s015", "s016", "s017", "s018", "s019"));
         coordinator.close();
 
         start(config("hold-readiness", "false"));
-        assertThat(coordinator.holdsStartupForHotTier()).isFalse();
+        assertThat(coordinator.hotTierLoaded()).as("hold-readiness=false").isDone();
+        coordinator.close();
+        start(config("hold-readiness", "true"));
+        assertThat(coordinator.hotTierLoaded()).as("hold-readiness=true waits for the whole pass instead").isDone();
         coordinator.close();
         store.sessionMode = "persistent";
         start(config());
-        assertThat(coordinator.holdsStartupForHotTier()).as("no hot stage with persistent sessions").isFalse();
+        assertThat(coordinator.hotTierLoaded()).as("no hot stage with persistent sessions").isDone();
     }
 
     @Test
@@ -801,8 +812,19 @@ class PreloadCoordinatorTest {
         start(config("expected-cluster-size", "2", "join-timeout-seconds", "3600"));
         coordinator.hotTierLoaded().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         assertThat(store.cache).as("the gate still waits for the second node").isEmpty();
-        assertThat(logLines()).anyMatch(l -> l.contains("startup does not wait for the recently refreshed sessions, as 1 "
-                + "of the 2 expected nodes have joined"));
+        assertThat(logLines()).anyMatch(l -> l.contains("startup does not wait for the recently refreshed sessions, as "
+                + "fewer than the 2 expected nodes have joined"));
+    }
+
+    @Test
+    void aFirstPassThatFailsBeforeItsHotStageHoldsStartupNoLonger() throws Exception {
+        store.sessionMode = "volatile";
+        store.hotSince = 1_015;
+        store.removalWatchFails = true;
+        start(config());
+        coordinator.hotTierLoaded().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(metrics.state()).isEqualTo(PreloadState.FAILED);
+        assertThat(store.cache).isEmpty();
     }
 
     @Test

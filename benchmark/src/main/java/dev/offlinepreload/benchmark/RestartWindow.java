@@ -113,7 +113,6 @@ final class RestartWindow {
     record Loaded(double seconds, long sessions) {
     }
 
-    /** One setup's window. */
     /** One setup's window; {@code restartSeconds}: from stopping the first node until every node was ready. */
     private record Run(String setup, double restartSeconds, List<Sample> samples, List<Loaded> loaded, double loadedSeconds,
                        double databaseCpuSeconds, double otherDatabaseCpuSeconds, double selectsPerRequest,

@@ -11,7 +11,7 @@ import org.jboss.logging.Logger;
 
 /**
  * Which nodes of the cluster have finished starting: once Keycloak has started on a node (its PostMigrationEvent,
- * just before its HTTP listener opens), the node puts a marker into Keycloak's replicated {@code work} cache, which
+ * after hold-readiness=auto's wait for the hot tier: just before it reports ready), the node puts a marker into Keycloak's replicated {@code work} cache, which
  * every node reads locally. A marker of a node that has left is removed by the next member that asks, so that a node
  * coming back counts as started only once it has started again. A node without this provider puts none: its peers
  * then fall back to the longer quiet waits (the coordinator's quiet start, {@link dev.offlinepreload.load.AdaptiveLimit}).
