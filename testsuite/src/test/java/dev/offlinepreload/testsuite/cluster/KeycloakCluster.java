@@ -179,9 +179,19 @@ public final class KeycloakCluster implements AutoCloseable {
      * caches are empty afterwards, the database keeps everything.
      */
     public void restartAll() {
+        stopAll();
+        startAgain();
+    }
+
+    /** Stops every node gracefully, one after the other, as an orchestrator would. */
+    public void stopAll() {
         for (KeycloakNode node : nodes) {
             node.stopGracefully();
         }
+    }
+
+    /** Starts every stopped node again like {@link #start()}: the first alone, then the others together. */
+    public void startAgain() {
         nodes.get(0).start();
         Startables.deepStart(nodes.subList(1, nodes.size())).join();
         awaitView(nodes.size());
