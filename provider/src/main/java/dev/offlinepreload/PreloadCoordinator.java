@@ -688,7 +688,7 @@ public final class PreloadCoordinator implements AutoCloseable {
             return; // closed already (the shutdown hook and the factory both call it; the second waits for the first)
         }
         closing = true;
-        hotTier.complete(null); // a startup held for the first pass goes on at once
+        hotTier.complete(null); // a startup held for the hot tier or the first pass goes on at once
         firstPass.complete(null);
         passes.shutdownNow();
         ticker.shutdownNow();

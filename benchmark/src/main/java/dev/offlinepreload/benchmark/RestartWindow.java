@@ -114,8 +114,8 @@ final class RestartWindow {
     }
 
     /**
-     * One setup's window; {@code startSeconds}: from starting the first node again until every node was ready (the
-     * stop before it takes longer where the caches hold more, so it is left out).
+     * One setup's window; {@code startSeconds}: from starting the first node again until every node was ready, which
+     * hold-readiness lengthens (the nodes stop after each window, and the stop is not timed).
      */
     private record Run(String setup, double startSeconds, List<Sample> samples, List<Loaded> loaded, double loadedSeconds,
                        double databaseCpuSeconds, double otherDatabaseCpuSeconds, double selectsPerRequest,
