@@ -28,7 +28,8 @@
 #          no node, every node starting as at the defaults (removal listener, started-node marker) but none loading; and
 #          stock-here: stock Keycloak on the provider's cluster and database, the provider's indexes dropped for its
 #          windows, so that stock and the provider meet on the same nodes and data; stock-indexed: the same with the
-#          provider's indexes kept, so that only the jar differs from off; the list's order is the first repeat's, and each
+#          provider's indexes kept, so that only the jar differs from off; a provider's setup followed by +option=value
+#          pairs gives its nodes those options too, e.g. defaults+hold-readiness=false; the list's order is the first repeat's, and each
 #          further repeat begins one setup later, so that over as many repeats as setups each takes each place once),
 #          each window --window-repeat=1 times after --window-warmups=0 unmeasured windows of the cell on each cluster
 #          (a cluster's first windows are its slowest), the traffic
@@ -41,7 +42,7 @@
 #          --jvm-options=-XX:MaxTenuringThreshold=0,... (appended to this provider's nodes only: what a JVM setting
 #          changes; another collector, e.g. -XX:+UseParallelGC, replaces Keycloak's G1 and no live heap is read)
 #          --provider-options=quiet-start-seconds=0,... (this provider's options on every node of the ours phase, both
-#          loads of each no-traffic pair included; the window phase keeps its setups)
+#          loads of each no-traffic pair included; the window phase takes them per setup, as above)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
@@ -182,7 +181,7 @@ final class LoaderComparison {
             builder.buildOptions(RestartWindow.VOLATILE);
         }
         settings.providerOptions().forEach((option, value) ->
-                builder.env(PRELOAD + option.toUpperCase(Locale.ROOT).replace('-', '_'), value));
+                builder.env(KeycloakCluster.optionEnv(option), value));
         return builder.build().start();
     }
 

@@ -30,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import java.util.zip.GZIPOutputStream;
@@ -187,7 +188,7 @@ final class RestartWindow {
                 if (settings.windowSetups().contains("stock")) {
                     clusters.add(prepare(RefreshLatency.STOCK, Images.keycloakWithoutProvider(Images.keycloak(), build), build));
                 }
-                if (ON_PROVIDERS_CLUSTER.stream().anyMatch(settings.windowSetups()::contains)) {
+                if (settings.windowSetups().stream().anyMatch(RestartWindow::onProvidersCluster)) {
                     clusters.add(prepare(RefreshLatency.OURS, null, build));
                 }
                 for (Cell c : todo) {
@@ -223,7 +224,7 @@ final class RestartWindow {
      */
     private void warmUp() {
         List<String> firstOnEach = clusters.stream().map(c -> order(settings.windowSetups(), 1).stream()
-                .filter(setup -> c.ours() == ON_PROVIDERS_CLUSTER.contains(setup)).findFirst().orElseThrow()).toList();
+                .filter(setup -> c.ours() == onProvidersCluster(setup)).findFirst().orElseThrow()).toList();
         for (int w = 1; w <= settings.windowWarmups(); w++) {
             for (String setup : firstOnEach) {
                 measureOnce(setup, " warm-up " + w, new ArrayList<>());
@@ -387,8 +388,13 @@ final class RestartWindow {
         prepared.cluster.nodes().forEach(KeycloakNode::stopGracefully);
     }
 
-    private void measureOnce(String setup, String run, List<Run> runs) {
-        Prepared prepared = clusters.stream().filter(c -> c.ours() == ON_PROVIDERS_CLUSTER.contains(setup)).findFirst().orElseThrow();
+    private static boolean onProvidersCluster(String setup) {
+        return ON_PROVIDERS_CLUSTER.contains(Settings.setupBase(setup));
+    }
+
+    private void measureOnce(String named, String run, List<Run> runs) {
+        Prepared prepared = clusters.stream().filter(c -> c.ours() == onProvidersCluster(named)).findFirst().orElseThrow();
+        String setup = Settings.setupBase(named);
         if (setup.equals("stock-here") || setup.equals("stock-indexed")) {
             runs.add(stockHere(prepared, run, setup.equals("stock-here")));
             return;
@@ -412,9 +418,14 @@ final class RestartWindow {
             n.setEnv(KeycloakCluster.PRELOADING, preloading);
             n.setEnv(CAP, Integer.toString(cap));
             n.setEnv(PARTICIPATING, setup.equals("idle") ? NO_NODE : "*");
+            // one setup's own options, none left over from the setup measured before it on these nodes
+            settings.windowSetups().forEach(other -> Settings.setupOptions(other).keySet().forEach(o -> n.setEnv(KeycloakCluster.optionEnv(o), null)));
+            Settings.setupOptions(named).forEach((o, value) -> n.setEnv(KeycloakCluster.optionEnv(o), value));
         });
         boolean loads = preloading == null ? cell.mode().equals("volatile") : preloading.equals("true") && !setup.equals("idle");
-        runs.add(window(prepared.setup + ", " + label(setup) + run, prepared, loads));
+        String own = Settings.setupOptions(named).entrySet().stream().map(e -> ", " + e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining());
+        runs.add(window(prepared.setup + ", " + label(setup) + own + run, prepared, loads));
         pause(prepared);
     }
 

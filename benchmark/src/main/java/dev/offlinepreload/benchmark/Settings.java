@@ -31,7 +31,8 @@ import java.util.Map;
  * participating-nodes naming no node, so that every node opens what {@code on} opens but none loads; and
  * {@code stock-here}: stock Keycloak on the provider's cluster and database, the provider's indexes dropped for its
  * windows, so that stock and the provider meet on the same nodes and data; {@code stock-indexed}: the same with the
- * provider's indexes kept, so that only the jar differs from {@code off}), with each of
+ * provider's indexes kept, so that only the jar differs from {@code off}; a provider's setup followed by
+ * {@code +option=value} pairs gives its nodes those options too, e.g. {@code defaults+hold-readiness=false}), with each of
  * {@code --window-mixes} (default refresh,introspection: refreshes only, or three of four requests introspecting an
  * access token; read-heavy: the same with userinfo calls), with each of {@code --window-spread} (default few,most:
  * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
@@ -63,6 +64,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
      * reads by key hit PostgreSQL's own buffers instead of copying each 8 kB page in from the OS cache.
      */
     static final String SHARED_BUFFERS = "4GB";
+    /** The window's setups that run stock Keycloak, which takes no provider options. */
+    private static final List<String> STOCK_SETUPS = List.of("stock", "stock-here", "stock-indexed");
 
     static Settings parse(String[] args) {
         boolean quick = Arrays.asList(args).contains("--quick");
@@ -128,8 +131,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("window-tokens")), ints(options.get("window-rates")),
                 Integer.parseInt(options.get("window-seconds")),
                 oneOf("window-modes", options.get("window-modes"), "persistent", "volatile"),
-                oneOf("window-setups", options.get("window-setups"), "stock", "defaults", "on", "uncapped", "fixed", "off", "idle",
-                        "stock-here", "stock-indexed"),
+                windowSetups(options.get("window-setups")),
                 oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
                 Integer.parseInt(options.get("window-warmups")), Integer.parseInt(options.get("window-cap")),
@@ -148,16 +150,49 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         return values;
     }
 
+    /**
+     * The window's setups: each a known setup, the provider's ones optionally followed by {@code +option=value} pairs
+     * that its nodes alone get beside the setup's own (e.g. {@code defaults+hold-readiness=false}), so that two
+     * settings of the provider meet in one run.
+     */
+    private static List<String> windowSetups(String csv) {
+        List<String> setups = List.of(csv.split(","));
+        oneOf("window-setups", String.join(",", setups.stream().map(Settings::setupBase).toList()), "stock", "defaults",
+                "on", "uncapped", "fixed", "off", "idle", "stock-here", "stock-indexed");
+        setups.stream().filter(s -> !setupOptions(s).isEmpty() && STOCK_SETUPS.contains(setupBase(s))).findFirst()
+                .ifPresent(s -> {
+                    throw new IllegalArgumentException("--window-setups: '" + s + "' gives provider options to stock "
+                            + "Keycloak, which has no provider; only the provider's setups take '+option=value'");
+                });
+        return setups;
+    }
+
+    /** A window setup's name without its {@code +option=value} pairs. */
+    static String setupBase(String setup) {
+        return setup.split("\\+", 2)[0];
+    }
+
+    /** A window setup's own provider options, the {@code +option=value} pairs after its name, in the order given. */
+    static Map<String, String> setupOptions(String setup) {
+        int plus = setup.indexOf('+');
+        return plus < 0 ? Map.of() : optionValues("--window-setups' '+'", setup.substring(plus + 1), "\\+");
+    }
+
     /** {@code option=value} pairs, comma-separated, in the order given. */
     private static Map<String, String> providerOptions(String csv) {
+        return optionValues("--provider-options", csv, ",");
+    }
+
+    /** {@code option=value} pairs separated by {@code separator} (a regex), in the order given; {@code what} takes them. */
+    private static Map<String, String> optionValues(String what, String list, String separator) {
         Map<String, String> values = new LinkedHashMap<>();
-        for (String pair : csv.split(",")) {
+        for (String pair : list.split(separator)) {
             if (pair.isBlank()) {
                 continue;
             }
             int eq = pair.indexOf('=');
             if (eq <= 0) {
-                throw new IllegalArgumentException("--provider-options takes option=value pairs, e.g. "
+                throw new IllegalArgumentException(what + " takes option=value pairs, e.g. "
                         + "quiet-start-seconds=0; got '" + pair.trim() + "'");
             }
             values.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());

@@ -2,6 +2,7 @@ package dev.offlinepreload.benchmark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.entry;
 
 import java.util.Map;
 
@@ -100,5 +101,21 @@ class SettingsTest {
                 .hasMessageContaining("refresh, read-heavy, introspection");
         assertThatThrownBy(() -> Settings.parse(new String[] {"--window-modes=volatil"})).hasMessageContaining("'volatil'");
         assertThatThrownBy(() -> Settings.parse(new String[] {"--window-setups=stock,capped"})).hasMessageContaining("'capped'");
+    }
+
+    @Test
+    void aProviderSetupTakesItsOwnOptionsAndStockTakesNone() {
+        Settings settings = Settings.parse(new String[] {"--window-setups=stock-here,defaults,defaults+hold-readiness=false+batch-size=500"});
+        assertThat(settings.windowSetups()).containsExactly("stock-here", "defaults", "defaults+hold-readiness=false+batch-size=500");
+        assertThat(Settings.setupBase("defaults+hold-readiness=false+batch-size=500")).isEqualTo("defaults");
+        assertThat(Settings.setupOptions("defaults+hold-readiness=false+batch-size=500"))
+                .containsExactly(entry("hold-readiness", "false"), entry("batch-size", "500"));
+        assertThat(Settings.setupOptions("defaults")).isEmpty();
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-setups=stock-here+hold-readiness=false,defaults"}))
+                .hasMessageContaining("'stock-here+hold-readiness=false'").hasMessageContaining("stock");
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-setups=defualts+hold-readiness=false"}))
+                .hasMessageContaining("'defualts'");
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-setups=defaults+hold-readiness"}))
+                .hasMessageContaining("option=value").hasMessageContaining("'hold-readiness'");
     }
 }

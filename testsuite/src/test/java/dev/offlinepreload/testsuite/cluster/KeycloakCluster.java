@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -124,6 +125,11 @@ public final class KeycloakCluster implements AutoCloseable {
 
     /** The option {@code preloading}, which every node here sets to true unless a test removes it. */
     public static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
+
+    /** The env var that sets this provider's option {@code option} (e.g. hold-readiness). */
+    public static String optionEnv(String option) {
+        return "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__" + option.toUpperCase(Locale.ROOT).replace('-', '_');
+    }
 
     public static Builder builder(String name) {
         return new Builder(name);
