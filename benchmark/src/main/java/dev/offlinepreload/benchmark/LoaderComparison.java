@@ -1,5 +1,6 @@
 package dev.offlinepreload.benchmark;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -26,7 +27,6 @@ final class LoaderComparison {
     static final String KC24_VERSION = "24.0.5";
     /** Several client sessions per session need more heap than the one-client-session loads' 4 GiB. */
     private static final String SEVERAL_CLIENTS_HEAP = "8g";
-    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final Pattern OUR_PLANNED = Pattern.compile("Offline session preload on \\S+: loading \\d+ sessions");
     /** A pass's summary (not the line that ends a volatile pass's hot stage). */
     private static final Pattern OUR_END = Pattern.compile(
@@ -144,18 +144,18 @@ final class LoaderComparison {
      * and whatever a load leaves to the next fall on both setups alike.
      */
     private void noTrafficPairs(String loader, double startupCpu, KeycloakNode node, Database db, int size) {
-        node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "false");
+        node.setEnv(optionEnv("adaptive-load"), "false");
         results.add(measureOurs(loader, startupCpu, node, db, size, Report.DEFAULT_BATCH, Report.defaultWorkers(),
                 Report.UNGOVERNED));
         for (int pair = 2; pair <= settings.noTrafficPairs(); pair++) {
             List<Boolean> order = Report.defaultsFirst(pair) ? List.of(true, false) : List.of(false, true);
             for (boolean adaptive : order) {
-                node.setEnv(PRELOAD + "ADAPTIVE_LOAD", Boolean.toString(adaptive));
+                node.setEnv(optionEnv("adaptive-load"), Boolean.toString(adaptive));
                 results.add(measureOurs(loader, startupCpu, node, db, size, Report.DEFAULT_BATCH, Report.defaultWorkers(),
                         Report.pairNote(pair, adaptive)));
             }
         }
-        node.setEnv(PRELOAD + "ADAPTIVE_LOAD", "true");
+        node.setEnv(optionEnv("adaptive-load"), "true");
     }
 
     /**
@@ -181,7 +181,7 @@ final class LoaderComparison {
             builder.buildOptions(RestartWindow.VOLATILE);
         }
         settings.providerOptions().forEach((option, value) ->
-                builder.env(KeycloakCluster.optionEnv(option), value));
+                builder.env(optionEnv(option), value));
         return builder.build().start();
     }
 
@@ -275,8 +275,8 @@ final class LoaderComparison {
      */
     private LoadResult measureOurs(String loader, double startupCpu, KeycloakNode node, Database db, int size, int batch,
                                    int workers, String heapNote) {
-        node.setEnv(PRELOAD + "BATCH_SIZE", Integer.toString(batch));
-        node.setEnv(PRELOAD + "WORKERS_PER_NODE", Integer.toString(workers));
+        node.setEnv(optionEnv("batch-size"), Integer.toString(batch));
+        node.setEnv(optionEnv("workers-per-node"), Integer.toString(workers));
         db.settle();
         db.resetStatements();
         double cpu = db.cpuSeconds();

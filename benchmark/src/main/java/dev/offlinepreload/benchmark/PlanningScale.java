@@ -1,5 +1,6 @@
 package dev.offlinepreload.benchmark;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.awaitility.Awaitility.await;
 
 import java.io.UncheckedIOException;
@@ -46,7 +47,6 @@ final class PlanningScale {
     private static final String CANDIDATES_STATEMENT = "%SELECT USER_SESSION_ID, LAST_SESSION_REFRESH, REALM_ID FROM OFFLINE_USER_SESSION%";
     private static final String COUNT_STATEMENTS = "%SELECT COUNT(%";
 
-    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final String RANKED = "dev.offlinepreload.plan.LoadPlanner$Ranked";
     private static final String CANDIDATE = "dev.offlinepreload.plan.Candidate";
     private static final Duration SAMPLE_GAP = Duration.ofSeconds(1);
@@ -88,9 +88,9 @@ final class PlanningScale {
                 .env("KC_LOG_LEVEL", "INFO,dev.offlinepreload.PreloadCoordinator:debug")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
-                .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", "1") // after planning the node idles: its live heap holds the plan
-                .env(PRELOAD + "EXPECTED_CLUSTER_SIZE", "2")
-                .env(PRELOAD + "JOIN_TIMEOUT_SECONDS", Long.toString(WARM_UP.toSeconds()))
+                .env(optionEnv("max-sessions-per-second"), "1") // after planning the node idles: its live heap holds the plan
+                .env(optionEnv("expected-cluster-size"), "2")
+                .env(optionEnv("join-timeout-seconds"), Long.toString(WARM_UP.toSeconds()))
                 .build().start()) {
             KeycloakNode node = cluster.node(1);
             Database db = new Database(cluster);

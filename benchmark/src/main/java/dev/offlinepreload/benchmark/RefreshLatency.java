@@ -1,5 +1,6 @@
 package dev.offlinepreload.benchmark;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -94,7 +95,7 @@ final class RefreshLatency {
                 .env("KC_LOG_LEVEL", "INFO")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(maxCount))
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__EXPECTED_CLUSTER_SIZE", Integer.toString(NODES));
+                .env(optionEnv("expected-cluster-size"), Integer.toString(NODES));
         if (image != null) {
             builder.keycloakImage(image);
         }

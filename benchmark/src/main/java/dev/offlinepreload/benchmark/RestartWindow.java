@@ -1,5 +1,6 @@
 package dev.offlinepreload.benchmark;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.awaitility.Awaitility.await;
 
 import java.awt.Color;
@@ -89,9 +90,9 @@ final class RestartWindow {
     private static final String CLIENT = "app-1";
     private static final int WINDOW_SECONDS = 10;
     private static final int CALLERS = 64;
-    static final String ADAPTIVE = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__ADAPTIVE_LOAD";
-    static final String CAP = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__MAX_SESSIONS_PER_SECOND";
-    private static final String PARTICIPATING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PARTICIPATING_NODES";
+    static final String ADAPTIVE = optionEnv("adaptive-load");
+    static final String CAP = optionEnv("max-sessions-per-second");
+    private static final String PARTICIPATING = optionEnv("participating-nodes");
     /**
      * The setups measured on the provider's cluster, the rest on stock's: the provider's, and {@code stock-here}, stock
      * Keycloak on the provider's cluster and database ({@link #stockHere}).
@@ -419,8 +420,8 @@ final class RestartWindow {
             n.setEnv(CAP, Integer.toString(cap));
             n.setEnv(PARTICIPATING, setup.equals("idle") ? NO_NODE : "*");
             // one setup's own options, none left over from the setup measured before it on these nodes
-            settings.windowSetups().forEach(other -> Settings.setupOptions(other).keySet().forEach(o -> n.setEnv(KeycloakCluster.optionEnv(o), null)));
-            Settings.setupOptions(named).forEach((o, value) -> n.setEnv(KeycloakCluster.optionEnv(o), value));
+            settings.windowSetups().forEach(other -> Settings.setupOptions(other).keySet().forEach(o -> n.setEnv(optionEnv(o), null)));
+            Settings.setupOptions(named).forEach((o, value) -> n.setEnv(optionEnv(o), value));
         });
         boolean loads = preloading == null ? cell.mode().equals("volatile") : preloading.equals("true") && !setup.equals("idle");
         String own = Settings.setupOptions(named).entrySet().stream().map(e -> ", " + e.getKey() + "=" + e.getValue())

@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -61,9 +62,9 @@ class CapacityIT {
         cluster = KeycloakCluster.builder(CapacityIT.class.getSimpleName()).nodes(2)
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", Integer.toString(MAX_COUNT))
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", Integer.toString(MAX_COUNT))
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__CAPACITY_HEADROOM_PERCENT", "10")
+                .env(optionEnv("capacity-headroom-percent"), "10")
                 // one pass per restart, for both nodes together: one topology, one WARN per node
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__EXPECTED_CLUSTER_SIZE", "2")
+                .env(optionEnv("expected-cluster-size"), "2")
                 .build().start();
         try (OfflineSessionSeeder seeder = new OfflineSessionSeeder(cluster)) {
             Realm realm = seeder.createRealm(cluster.node(1), REALM, 2, NEWEST + OLDEST);

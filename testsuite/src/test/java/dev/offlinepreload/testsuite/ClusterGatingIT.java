@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -33,7 +34,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterGatingIT {
 
-    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final int REAL = 12;
     private static final int TOTAL = REAL + 3000;
     private static final String LOADING = "sessions (";   // "loading N sessions (H recently refreshed first; M in the database ..."
@@ -44,13 +44,13 @@ class ClusterGatingIT {
     @BeforeAll
     static void clusterWithSessions() {
         cluster = KeycloakCluster.builder(ClusterGatingIT.class.getSimpleName()).nodes(3)
-                .env(PRELOAD + "EXPECTED_CLUSTER_SIZE", "3")
-                .env(PRELOAD + "JOIN_TIMEOUT_SECONDS", "300")
+                .env(optionEnv("expected-cluster-size"), "3")
+                .env(optionEnv("join-timeout-seconds"), "300")
                 // Small batches, one worker, a rate cap: a load lasts long enough to kill a node or pause the database.
-                .env(PRELOAD + "BATCH_SIZE", "10")
-                .env(PRELOAD + "WORKERS_PER_NODE", "1")
-                .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", "500")
-                .env(PRELOAD + "REVOCATION_RECHECK_SECONDS", "2")
+                .env(optionEnv("batch-size"), "10")
+                .env(optionEnv("workers-per-node"), "1")
+                .env(optionEnv("max-sessions-per-second"), "500")
+                .env(optionEnv("revocation-recheck-seconds"), "2")
                 .build().start();
         TestRealm.create(cluster.node(1), REAL);
         for (int i = 1; i <= REAL; i++) {
@@ -149,7 +149,7 @@ class ClusterGatingIT {
     void withOnlyTwoOfThreeTheyLoadAfterTheJoinTimeoutAndTheThirdLoadsLater() {
         cluster.nodes().forEach(KeycloakNode::stop);
         for (KeycloakNode node : cluster.nodes()) {
-            node.setEnv(PRELOAD + "JOIN_TIMEOUT_SECONDS", "60");
+            node.setEnv(optionEnv("join-timeout-seconds"), "60");
         }
         // One after the other: started at the same moment, jdbc-ping lets each form its own cluster until they merge.
         cluster.node(1).start();

@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -50,7 +51,6 @@ class ClusterRestartIT {
         return null;
     }
 
-    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final String OFFLINE_SESSIONS = "offlineSessions";
     private static final int SESSIONS = 100_000;
     private static final int CLIENT_SESSIONS_PER_SESSION = 3;
@@ -77,8 +77,8 @@ class ClusterRestartIT {
     @BeforeAll
     void fullRestartWhileSessionsAreRevoked() {
         cluster = KeycloakCluster.builder(getClass().getSimpleName()).keycloakVersion(keycloakVersion()).nodes(3).heap("-Xms512m -Xmx1200m")
-                .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", Integer.toString(SESSIONS_PER_SECOND))
-                .env(PRELOAD + "REVOCATION_RECHECK_SECONDS", "5")
+                .env(optionEnv("max-sessions-per-second"), Integer.toString(SESSIONS_PER_SECOND))
+                .env(optionEnv("revocation-recheck-seconds"), "5")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "150000")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", "450000")
                 .build().start();
@@ -243,7 +243,7 @@ class ClusterRestartIT {
     void aBadOptionValueIsNamedAndTheNodeKeepsServing() {
         KeycloakNode node = cluster.node(3);
         node.stopGracefully();
-        node.setEnv(PRELOAD + "REVOCATION_RECHECK_SECONDS", "soon");
+        node.setEnv(optionEnv("revocation-recheck-seconds"), "soon");
         node.start();
         assertThat(node.log().linesSinceStart()).anyMatch(l -> l.contains("ERROR")
                 && l.contains("Invalid value 'soon' for option spi-user-sessions--offline-preload--revocation-recheck-seconds")

@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -27,8 +28,8 @@ class ConfigurationIT {
         cluster = KeycloakCluster.builder(ConfigurationIT.class.getSimpleName()).nodes(2)
                 .keycloakConf("spi-user-sessions--offline-preload--batch-size=250\n"
                         + "spi-user-sessions--offline-preload--participating-nodes=node1, node2\n")
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__WORKERS_PER_NODE", "3")
-                .nodeEnv(2, "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__REVOCATION_RECHECK_SECONDS", "soon")
+                .env(optionEnv("workers-per-node"), "3")
+                .nodeEnv(2, optionEnv("revocation-recheck-seconds"), "soon")
                 .build().start();
         TestRealm.create(cluster.node(1), 1);
     }

@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -25,7 +26,6 @@ import org.junit.jupiter.api.Test;
  */
 class DatabaseHangIT {
 
-    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final int TIMEOUT_SECONDS = 5;
 
     private static KeycloakCluster cluster;
@@ -34,13 +34,13 @@ class DatabaseHangIT {
     @BeforeAll
     static void sessionsOnOneNodeThatHoldsItsStartup() {
         cluster = KeycloakCluster.builder(DatabaseHangIT.class.getSimpleName()).nodes(1)
-                .env(PRELOAD + "HOLD_READINESS", "true")
+                .env(optionEnv("hold-readiness"), "true")
                 // The gate waits 15 s for a second node that never comes: time to pause the database before planning.
-                .env(PRELOAD + "EXPECTED_CLUSTER_SIZE", "2")
-                .env(PRELOAD + "JOIN_TIMEOUT_SECONDS", "15")
-                .env(PRELOAD + "DATABASE_TIMEOUT_SECONDS", Integer.toString(TIMEOUT_SECONDS))
+                .env(optionEnv("expected-cluster-size"), "2")
+                .env(optionEnv("join-timeout-seconds"), "15")
+                .env(optionEnv("database-timeout-seconds"), Integer.toString(TIMEOUT_SECONDS))
                 // Retries do not end the pass in this test: only the statement timeouts and the shutdown can.
-                .env(PRELOAD + "DATABASE_RETRY_SECONDS", "3600")
+                .env(optionEnv("database-retry-seconds"), "3600")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "100000")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", "300000")
                 .build().start();

@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -318,7 +319,7 @@ class IndexIT {
         KeycloakNode node = cluster.node(1);
         node.stop();
         dropIndexes(CREATED);
-        node.setEnv("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__BUILD_INDEXES_ONLINE", "false");
+        node.setEnv(optionEnv("build-indexes-online"), "false");
 
         try (Writer writer = new Writer()) {
             node.start();

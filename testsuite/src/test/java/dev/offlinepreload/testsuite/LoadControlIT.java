@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -41,7 +42,6 @@ import org.junit.jupiter.api.parallel.Isolated;
 @Isolated
 class LoadControlIT {
 
-    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final String REALM = "control";
     private static final String APP = "app-1";
     private static final int TOKENS = 20;
@@ -58,8 +58,8 @@ class LoadControlIT {
     static void sessionsAndRealOfflineTokens() {
         cluster = KeycloakCluster.builder(LoadControlIT.class.getSimpleName()).nodes(1).heap("-Xms512m -Xmx1g")
                 // The cap makes the load last about a minute at full speed: time to send requests while it runs.
-                .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", "4000")
-                .env(PRELOAD + "WORKERS_PER_NODE", Integer.toString(WORKERS))
+                .env(optionEnv("max-sessions-per-second"), "4000")
+                .env(optionEnv("workers-per-node"), Integer.toString(WORKERS))
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "300000")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", "300000")
                 .build().start();

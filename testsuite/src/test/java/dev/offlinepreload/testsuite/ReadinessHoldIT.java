@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static dev.offlinepreload.testsuite.cluster.NodeLog.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -31,9 +32,9 @@ class ReadinessHoldIT {
     @BeforeAll
     static void startOneNodeThatExpectsTwo() {
         cluster = KeycloakCluster.builder(ReadinessHoldIT.class.getSimpleName()).nodes(1)
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__HOLD_READINESS", "true")
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__EXPECTED_CLUSTER_SIZE", "2")
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__JOIN_TIMEOUT_SECONDS", "15")
+                .env(optionEnv("hold-readiness"), "true")
+                .env(optionEnv("expected-cluster-size"), "2")
+                .env(optionEnv("join-timeout-seconds"), "15")
                 .build().start();
     }
 

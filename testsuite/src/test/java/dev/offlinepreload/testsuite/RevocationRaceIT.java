@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -51,7 +52,6 @@ import org.keycloak.admin.client.Keycloak;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RevocationRaceIT {
 
-    private static final String PRELOAD = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__";
     private static final String REALM = "race";
     private static final String APP = "app-1";
     /** With the deletions, fewer calls at once than Keycloak's HTTP worker threads (50 here), each held for the commit delay. */
@@ -81,16 +81,16 @@ class RevocationRaceIT {
     @BeforeAll
     static void revokeWhileTheOwningNodesLoad() {
         cluster = KeycloakCluster.builder(RevocationRaceIT.class.getSimpleName()).nodes(2).heap("-Xms512m -Xmx1g")
-                .env(PRELOAD + "EXPECTED_CLUSTER_SIZE", "2")
-                .env(PRELOAD + "MAX_SESSIONS_PER_SECOND", Integer.toString(SESSIONS_PER_SECOND))
+                .env(optionEnv("expected-cluster-size"), "2")
+                .env(optionEnv("max-sessions-per-second"), Integer.toString(SESSIONS_PER_SECOND))
                 // The revocations are requests at work for the 25 s their commit waits: adaptive-load would stop the
                 // loads, and no batch would read in the gap this test is about.
-                .env(PRELOAD + "ADAPTIVE_LOAD", "false")
+                .env(optionEnv("adaptive-load"), "false")
                 // The revoked sessions are real logins, refreshed minutes ago: in the hot tier they would be read in the
                 // load's first batch, before the revocations land. In key order their batches come at random points
                 // of the load, most of them after the removals: the gap this test is about.
-                .env(PRELOAD + "HOT_WINDOW_SECONDS", "0")
-                .env(PRELOAD + "REVOCATION_RECHECK_SECONDS", "600")
+                .env(optionEnv("hot-window-seconds"), "0")
+                .env(optionEnv("revocation-recheck-seconds"), "600")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "100000")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", "300000")
                 .build().start();

@@ -1,5 +1,6 @@
 package dev.offlinepreload.testsuite;
 
+import static dev.offlinepreload.testsuite.cluster.KeycloakCluster.optionEnv;
 import static dev.offlinepreload.testsuite.cluster.NodeLog.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -54,7 +55,7 @@ class VolatileModeIT {
                 .env(KeycloakCluster.PRELOADING, null) // the shipped default: with volatile sessions it preloads
                 // The loader's own delayed existence check reads the session tables by design (ClusterRestartIT covers it);
                 // an hour later it cannot land among the refreshes whose reads are counted.
-                .env("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__REVOCATION_RECHECK_SECONDS", "3600")
+                .env(optionEnv("revocation-recheck-seconds"), "3600")
                 .build().start();
         TestRealm.create(cluster.node(1), REAL);
         for (int i = 1; i <= REAL; i++) {

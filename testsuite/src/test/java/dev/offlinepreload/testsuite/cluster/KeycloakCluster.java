@@ -124,7 +124,7 @@ public final class KeycloakCluster implements AutoCloseable {
     }
 
     /** The option {@code preloading}, which every node here sets to true unless a test removes it. */
-    public static final String PRELOADING = "KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__PRELOADING";
+    public static final String PRELOADING = optionEnv("preloading");
 
     /** The env var that sets this provider's option {@code option} (e.g. hold-readiness). */
     public static String optionEnv(String option) {
@@ -156,7 +156,7 @@ public final class KeycloakCluster implements AutoCloseable {
         // The testsuite's Failsafe run shortens the quiet start (testsuite/pom.xml); the benchmark runs the default.
         String quietStart = System.getProperty("offlinepreload.quietStartSeconds", "");
         if (!quietStart.isBlank()) {
-            env.put("KC_SPI_USER_SESSIONS__OFFLINE_PRELOAD__QUIET_START_SECONDS", quietStart);
+            env.put(optionEnv("quiet-start-seconds"), quietStart);
         }
         return env;
     }
