@@ -22,8 +22,8 @@ import jdk.jfr.consumer.RecordingFile;
  * What one node's JVM did in a span of wall-clock time, from a recording of {@code --jfr} (one file per node start):
  * CPU samples by thread and by the packages on their stacks (and how many stacks JFR cut at its depth, whose outermost
  * frames are missing), the JVM's share of the machine's CPU, the CPU of this provider's own threads, the monitors
- * threads waited longest on, and collector pauses. For restart windows: the span from "every node ready" (the progress
- * log's time of day, in this machine's zone) for the window's seconds.
+ * threads waited longest on, collector pauses, and the JIT's long compilations. For restart windows: the span from
+ * "every node ready" (the progress log's time of day, in this machine's zone) for the window's seconds.
  * <pre>
  * ./mvnw -B -q -pl benchmark -am package -DskipTests
  * java -cp benchmark/target/classes dev.offlinepreload.benchmark.JfrWindow FILE.jfr HH:MM:SS SECONDS
@@ -66,6 +66,8 @@ public final class JfrWindow {
         int collections = 0;
         Duration pauses = Duration.ZERO;
         Duration longest = Duration.ZERO;
+        int compilations = 0;
+        Duration compiling = Duration.ZERO;
         for (RecordedEvent e : events) {
             if (e.getStartTime().isBefore(start) || !e.getStartTime().isBefore(end)) {
                 continue;
@@ -97,6 +99,10 @@ public final class JfrWindow {
                     }
                 }
                 case "jdk.JavaMonitorEnter" -> monitors.merge(e.getClass("monitorClass").getName(), e.getDuration(), Duration::plus);
+                case "jdk.Compilation" -> {
+                    compilations++;
+                    compiling = compiling.plus(e.getDuration());
+                }
                 case "jdk.GarbageCollection" -> {
                     collections++;
                     pauses = pauses.plus(e.getDuration("sumOfPauses"));
@@ -112,6 +118,8 @@ public final class JfrWindow {
                 cpuReadings == 0 ? 0 : 100 * jvmCpu / cpuReadings, cpuReadings == 0 ? 0 : 100 * machineCpu / cpuReadings, cpuReadings);
         System.out.printf(Locale.ROOT, "  %d collections, pauses %.2f s, longest %.3f s%n", collections,
                 pauses.toNanos() / 1e9, longest.toNanos() / 1e9);
+        System.out.printf(Locale.ROOT, "  %d JIT compilations over the recording's threshold (profile: 100 ms), %.1f s in all%n",
+                compilations, compiling.toNanos() / 1e9);
         for (String p : PACKAGES) {
             System.out.printf(Locale.ROOT, "  samples with %s on the stack: %d%n", p, packages.getOrDefault(p, 0));
         }
