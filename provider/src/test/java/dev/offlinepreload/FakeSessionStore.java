@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 
@@ -157,6 +158,11 @@ final class FakeSessionStore implements SessionStore {
     @Override
     public int busyRequests() {
         return Math.max(busyRequests, arrivals.getAndSet(0) > 0 ? 1 : 0);
+    }
+
+    @Override
+    public IntSupplier newRequestCounter() {
+        return () -> busyRequests;
     }
 
     /** Whether every member has started, as the quiet start and the governor ask. */

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 
 import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
@@ -106,6 +107,11 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     @Override
     public int busyRequests() {
         return requests.busy();
+    }
+
+    @Override
+    public IntSupplier newRequestCounter() {
+        return new RequestsAtWork()::busy;
     }
 
     /** Tells the cluster that Keycloak has started on this node ({@link StartedNodes}). */

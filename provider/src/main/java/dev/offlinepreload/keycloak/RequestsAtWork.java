@@ -16,7 +16,7 @@ public final class RequestsAtWork {
 
     /**
      * {@link #BEGUN} at the previous {@link #busy()}; read and written by one thread at a time: the coordinator's during
-     * the quiet start, then the governor's, which that thread starts.
+     * the quiet start, then the governor's, which that thread starts (the revocation check has a count of its own).
      */
     private long seen = BEGUN.get();
 

@@ -9,38 +9,59 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 
 import dev.offlinepreload.plan.Batch;
 import org.jboss.logging.Logger;
 
 /**
- * The delayed revocation check, with its queue, its threads and its shutdown eviction in one place. Each batch checks
+ * The delayed revocation check, with its queue, its thread and its shutdown eviction in one place. Each batch checks
  * itself right after importing (removals seen by the caches, during its read or shortly before); a delete that bypassed
  * the caches (a user or client deleted, the expiration task, a DBA), or one that committed later than that look-back,
- * is caught here, {@code delay} later, by one more existence check of the batch's key range. Whatever cannot be checked
- * (database down, node shutting down) is evicted instead: an evicted session is only loaded again lazily, and lazily
- * loading reads the database. There is no way to switch it off: it is the only net for deletes the caches never see.
+ * is caught here by one more existence check of the batch's sessions. Whatever cannot be checked (database down, node
+ * shutting down) is evicted instead: an evicted session is only loaded again lazily, and lazily loading reads the
+ * database. There is no way to switch it off: it is the only net for deletes the caches never see.
+ * <p>
+ * A check falls due {@code delay} after its batch and then gives way to the node's requests, as the load does: one check
+ * at a time, only once no request has been at work for {@value #QUIET_MILLIS} ms, and each followed by a rest nine times
+ * as long as it took, so that checks take at most a tenth of the time. A check that has waited one more {@code delay}
+ * runs at once, and without a rest before it: every check runs within {@code 2 × delay} of its batch unless the checks
+ * queued before it take longer than that (a database slower than the loads). In the restart windows of
+ * docs/performance.md the hot tier's checks, all due within a few seconds on every node while the restart's backlog
+ * was still draining, were most of what delayed the drain (run cb).
  */
 public final class RevocationGuard implements AutoCloseable {
 
     private static final Logger log = Logger.getLogger(RevocationGuard.class);
 
-    private record Pending(Batch batch, List<ImportedSession> sessions, LoadStats stats) {
+    /** How long the node must have had no request at work before a due check runs. */
+    static final long QUIET_MILLIS = 100;
+    /** How often a due check looks at the requests. */
+    private static final long SAMPLE_MILLIS = 25;
+    /** The most of the time checks take while they are within their bound: a check of d is followed by a rest of 9 d. */
+    static final double SHARE = 0.1;
+
+    private record Pending(Batch batch, List<ImportedSession> sessions, LoadStats stats, long deadlineNanos) {
     }
 
     private final SessionStore store;
     private final Duration delay;
+    /** This guard's own count of the requests at work (its thread is its only reader). */
+    private final IntSupplier requests;
     private final Set<Pending> pending = ConcurrentHashMap.newKeySet();
-    /** Two threads: a check is one index-only query per table, and one slow check must not hold back the others. */
-    private final ScheduledExecutorService checks = Executors.newScheduledThreadPool(2, r -> {
+    /** One thread: checks are spread out, not run side by side (their order is their batches'). */
+    private final ScheduledExecutorService checks = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "offline-preload-revocation-check");
         t.setDaemon(true);
         return t;
     });
+    /** When the rest after the last check ends; read and written by the check thread only. */
+    private long restUntilNanos = System.nanoTime();
 
     public RevocationGuard(SessionStore store, Duration delay) {
         this.store = store;
         this.delay = delay;
+        this.requests = store.newRequestCounter();
     }
 
     /** Schedules the delayed check of a batch's imported sessions; removals are counted into {@code stats}. */
@@ -48,7 +69,7 @@ public final class RevocationGuard implements AutoCloseable {
         if (imported.isEmpty()) {
             return;
         }
-        Pending p = new Pending(batch, imported, stats);
+        Pending p = new Pending(batch, imported, stats, System.nanoTime() + 2 * delay.toNanos());
         pending.add(p);
         try {
             checks.schedule(() -> check(p), delay.toMillis(), TimeUnit.MILLISECONDS);
@@ -63,15 +84,40 @@ public final class RevocationGuard implements AutoCloseable {
     }
 
     private void check(Pending p) {
-        if (!pending.remove(p)) {
+        try {
+            awaitTurn(p.deadlineNanos());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            evict(p); // closed while it waited
             return;
         }
+        if (!pending.contains(p)) {
+            return; // evicted meanwhile
+        }
+        long started = System.nanoTime();
         try {
             p.stats().addRevokedRemoved(store.removeDeleted(p.batch(), p.sessions()));
         } catch (RuntimeException e) {
             log.warnf("Could not re-check %d loaded offline sessions against the database (%s); evicting them from "
                     + "the cache so they are loaded again, lazily, from the database", p.sessions().size(), e.toString());
             store.evict(p.sessions());
+        }
+        pending.remove(p); // only now: pending() counts the checks not done yet
+        long ended = System.nanoTime();
+        restUntilNanos = ended + (long) ((ended - started) * (1 - SHARE) / SHARE);
+    }
+
+    /** Waits for the rest after the previous check and then for a quiet node, but not past {@code deadlineNanos}. */
+    private void awaitTurn(long deadlineNanos) throws InterruptedException {
+        long quietMillis = 0;
+        for (long now = System.nanoTime(); now - deadlineNanos < 0; now = System.nanoTime()) {
+            if (now - restUntilNanos >= 0) {
+                quietMillis = requests.getAsInt() == 0 ? quietMillis + SAMPLE_MILLIS : 0;
+                if (quietMillis >= QUIET_MILLIS) {
+                    return;
+                }
+            }
+            Thread.sleep(Math.min(SAMPLE_MILLIS, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - now) + 1));
         }
     }
 

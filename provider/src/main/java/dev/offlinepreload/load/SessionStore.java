@@ -3,6 +3,7 @@ package dev.offlinepreload.load;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 
 import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
@@ -31,6 +32,12 @@ public interface SessionStore {
      * previous call: the quiet start's and the governor's signal (called from one thread at a time).
      */
     int busyRequests();
+
+    /**
+     * A count of its own of the requests at work, as {@link #busyRequests()} counts them, for one more thread that
+     * samples them (the revocation check's): each count remembers which requests it has seen begin.
+     */
+    IntSupplier newRequestCounter();
 
     /**
      * Whether the cluster has at least this many members, and whether every one has finished starting (Keycloak started

@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 
 import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
@@ -26,6 +27,14 @@ class FakeStore implements SessionStore {
     volatile boolean databaseDown;
     /** A batch containing this id always fails, whatever the database does. */
     volatile String poison;
+    /** The requests at work, as the revocation check counts them. */
+    volatile int requestsAtWork;
+    /** How long each revocation check takes. */
+    volatile long checkMillis;
+    /** When each revocation check began and ended (nanoTime pairs), and how many ran at once at most. */
+    final List<long[]> checkTimes = Collections.synchronizedList(new ArrayList<>());
+    private final AtomicInteger checksRunning = new AtomicInteger();
+    final AtomicInteger mostChecksAtOnce = new AtomicInteger();
 
     @Override
     public String nodeName() {
@@ -40,6 +49,11 @@ class FakeStore implements SessionStore {
     @Override
     public int busyRequests() {
         return 0;
+    }
+
+    @Override
+    public IntSupplier newRequestCounter() {
+        return () -> requestsAtWork;
     }
 
     @Override
@@ -133,6 +147,16 @@ class FakeStore implements SessionStore {
 
     @Override
     public int removeDeleted(Batch batch, List<ImportedSession> imported) {
+        long began = System.nanoTime();
+        mostChecksAtOnce.accumulateAndGet(checksRunning.incrementAndGet(), Math::max);
+        try {
+            Thread.sleep(checkMillis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            checksRunning.decrementAndGet();
+            checkTimes.add(new long[] {began, System.nanoTime()});
+        }
         if (databaseDown) {
             throw new IllegalStateException("connection refused");
         }

@@ -3,7 +3,9 @@ package dev.offlinepreload.load;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import dev.offlinepreload.plan.Batch;
 import org.awaitility.Awaitility;
@@ -40,12 +42,74 @@ class RevocationGuardTest {
     }
 
     @Test
+    void aDueCheckWaitsWhileRequestsAreAtWorkAndRunsOnceTheNodeIsQuiet() throws InterruptedException {
+        store.requestsAtWork = 1;
+        try (RevocationGuard guard = new RevocationGuard(store, Duration.ofSeconds(2))) {
+            imported(guard, "a", "b");
+            store.database.remove("a");
+            Thread.sleep(2_500); // due since 0.5 s; its bound is at 4 s
+            assertThat(guard.pending()).as("gives way to the requests").isEqualTo(1);
+            assertThat(store.cache).contains("a");
+            store.requestsAtWork = 0;
+            awaitNothingPending(guard);
+            assertThat(store.cache).containsExactly("b");
+        }
+    }
+
+    @Test
+    void aCheckRunsAtItsBoundWhenRequestsNeverStop() {
+        store.requestsAtWork = 1;
+        try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(300))) {
+            long offered = System.nanoTime();
+            imported(guard, "a", "b");
+            store.database.remove("a");
+            awaitNothingPending(guard);
+            assertThat(store.cache).containsExactly("b");
+            assertThat(store.checkTimes.get(0)[0] - offered).as("not before twice the delay")
+                    .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(600));
+        }
+    }
+
+    @Test
+    void checksRunOneAtATimeEachFollowedByARestNineTimesItsLength() {
+        store.checkMillis = 50;
+        try (RevocationGuard guard = new RevocationGuard(store, Duration.ofSeconds(3))) {
+            imported(guard, "a");
+            imported(guard, "b");
+            imported(guard, "c");
+            awaitNothingPending(guard);
+        }
+        assertThat(store.mostChecksAtOnce).hasValue(1);
+        List<long[]> times = new ArrayList<>(store.checkTimes);
+        assertThat(times).hasSize(3);
+        for (int i = 1; i < times.size(); i++) {
+            long took = times.get(i - 1)[1] - times.get(i - 1)[0];
+            assertThat(times.get(i)[0] - times.get(i - 1)[1]).as("rest after check %d", i)
+                    .isGreaterThanOrEqualTo((long) (took * (1 - RevocationGuard.SHARE) / RevocationGuard.SHARE));
+        }
+    }
+
+    @Test
+    void checksPastTheirBoundRunWithoutRest() {
+        store.checkMillis = 100; // a rest of 900 ms after each, were they within their bound
+        try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(100))) {
+            for (String id : List.of("a", "b", "c", "d", "e")) {
+                imported(guard, id);
+            }
+            Awaitility.await("every check, without the 3.6 s of rests").atMost(Duration.ofSeconds(3))
+                    .until(() -> guard.pending() == 0);
+        }
+        assertThat(store.mostChecksAtOnce).hasValue(1);
+    }
+
+    @Test
     void evictsWhatItCannotCheck() {
         try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(50))) {
             imported(guard, "a", "b");
             store.databaseDown = true;
-            awaitNothingPending(guard);
-            assertThat(store.cache).as("unverifiable sessions are dropped, to be loaded lazily").isEmpty();
+            Awaitility.await("unverifiable sessions are dropped, to be loaded lazily").atMost(Duration.ofSeconds(10))
+                    .until(store.cache::isEmpty);
+            assertThat(guard.pending()).isZero();
         }
     }
 
