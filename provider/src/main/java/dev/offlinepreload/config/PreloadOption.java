@@ -40,7 +40,9 @@ public enum PreloadOption {
                     + "start; then it loads with the nodes present and logs which they are."),
     REVOCATION_RECHECK_SECONDS("revocation-recheck-seconds", "int", "30",
             "Seconds after import when each batch is checked against the database again, 1 to 3600, so that a "
-                    + "session deleted without going through the caches while it was being loaded is removed again."),
+                    + "session deleted without going through the caches while it was being loaded is removed again. A "
+                    + "due check gives way to requests (one at a time, after 100 ms with none at work, a tenth of the "
+                    + "time) for at most as long again: every check runs within twice this of its batch."),
     MAX_SESSIONS_PER_SECOND("max-sessions-per-second", "int", "0",
             "Most offline sessions one node loads per second, 0 to 10000000; 0 = no cap. Lets a node load gently "
                     + "while it serves requests."),
