@@ -107,9 +107,8 @@ class RevocationGuardTest {
         try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(50))) {
             imported(guard, "a", "b");
             store.databaseDown = true;
-            Awaitility.await("unverifiable sessions are dropped, to be loaded lazily").atMost(Duration.ofSeconds(10))
-                    .until(store.cache::isEmpty);
-            assertThat(guard.pending()).isZero();
+            awaitNothingPending(guard);
+            assertThat(store.cache).as("unverifiable sessions are dropped, to be loaded lazily").isEmpty();
         }
     }
 
