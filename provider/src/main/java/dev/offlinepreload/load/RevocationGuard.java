@@ -3,12 +3,14 @@ package dev.offlinepreload.load;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 
 import dev.offlinepreload.plan.Batch;
@@ -29,6 +31,9 @@ import org.jboss.logging.Logger;
  * queued before it take longer than that (a database slower than the loads). In the restart windows of
  * docs/performance.md the hot tier's checks, all due within a few seconds on every node while the restart's backlog
  * was still draining, were most of what delayed the drain (run cb).
+ * <p>
+ * Each time the queue empties, one INFO line ({@link Round}) says how many checks ran, how long after their loads,
+ * how many in a quiet moment and how many at their bound: how long a session deleted behind the caches stayed cached.
  */
 public final class RevocationGuard implements AutoCloseable {
 
@@ -41,7 +46,31 @@ public final class RevocationGuard implements AutoCloseable {
     /** The most of the time checks take while they are within their bound: a check of d is followed by a rest of 9 d. */
     static final double SHARE = 0.1;
 
-    private record Pending(Batch batch, List<ImportedSession> sessions, LoadStats stats, long deadlineNanos) {
+    private record Pending(Batch batch, List<ImportedSession> sessions, LoadStats stats, long offeredNanos,
+                           long deadlineNanos) {
+    }
+
+    /**
+     * The checks since the queue last emptied: {@code checks} batches of {@code sessions} sessions, begun
+     * {@code soonestSeconds} to {@code latestSeconds} after their batches were loaded, {@code atBound} of them at their
+     * bound of {@code boundSeconds} (the others in a quiet moment), {@code removed} sessions removed as deleted
+     * meanwhile and {@code evicted} evicted because their check failed.
+     */
+    record Round(int checks, int sessions, double soonestSeconds, double latestSeconds, int atBound,
+                 double boundSeconds, int removed, int evicted) {
+
+        String message() {
+            return String.format(Locale.ROOT, "Revocation re-check: %d batch%s (%,d sessions) checked %.1f-%.1f s after "
+                    + "their load, %d in a quiet moment, %d at their bound of %.0f s; %d removed as deleted meanwhile%s",
+                    checks, checks == 1 ? "" : "es", sessions, soonestSeconds, latestSeconds, checks - atBound, atBound,
+                    boundSeconds, removed, evicted == 0 ? "" : ", " + evicted + " evicted unchecked");
+        }
+
+        Round plus(int batchSessions, double afterSeconds, boolean quiet, int removedNow, int evictedNow) {
+            return new Round(checks + 1, sessions + batchSessions, checks == 0 ? afterSeconds : Math.min(soonestSeconds, afterSeconds),
+                    Math.max(latestSeconds, afterSeconds), atBound + (quiet ? 0 : 1), boundSeconds, removed + removedNow,
+                    evicted + evictedNow);
+        }
     }
 
     private final SessionStore store;
@@ -57,11 +86,24 @@ public final class RevocationGuard implements AutoCloseable {
     });
     /** When the rest after the last check ends; read and written by the check thread only. */
     private long restUntilNanos = System.nanoTime();
+    /** The checks since the queue last emptied; read and written by the check thread only. */
+    private Round round;
+    private final Consumer<Round> report;
 
     public RevocationGuard(SessionStore store, Duration delay) {
+        this(store, delay, r -> log.info(r.message()));
+    }
+
+    RevocationGuard(SessionStore store, Duration delay, Consumer<Round> report) {
         this.store = store;
         this.delay = delay;
         this.requests = store.newRequestCounter();
+        this.report = report;
+        this.round = emptyRound();
+    }
+
+    private Round emptyRound() {
+        return new Round(0, 0, 0, 0, 0, 2 * delay.toMillis() / 1000.0, 0, 0);
     }
 
     /** Schedules the delayed check of a batch's imported sessions; removals are counted into {@code stats}. */
@@ -69,7 +111,8 @@ public final class RevocationGuard implements AutoCloseable {
         if (imported.isEmpty()) {
             return;
         }
-        Pending p = new Pending(batch, imported, stats, System.nanoTime() + 2 * delay.toNanos());
+        long now = System.nanoTime();
+        Pending p = new Pending(batch, imported, stats, now, now + 2 * delay.toNanos());
         pending.add(p);
         try {
             checks.schedule(() -> check(p), delay.toMillis(), TimeUnit.MILLISECONDS);
@@ -84,8 +127,9 @@ public final class RevocationGuard implements AutoCloseable {
     }
 
     private void check(Pending p) {
+        boolean quiet;
         try {
-            awaitTurn(p.deadlineNanos());
+            quiet = awaitTurn(p.deadlineNanos());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             evict(p); // closed while it waited
@@ -95,30 +139,43 @@ public final class RevocationGuard implements AutoCloseable {
             return; // evicted meanwhile
         }
         long started = System.nanoTime();
+        int removed = 0;
+        int evicted = 0;
         try {
-            p.stats().addRevokedRemoved(store.removeDeleted(p.batch(), p.sessions()));
+            removed = store.removeDeleted(p.batch(), p.sessions());
+            p.stats().addRevokedRemoved(removed);
         } catch (RuntimeException e) {
             log.warnf("Could not re-check %d loaded offline sessions against the database (%s); evicting them from "
                     + "the cache so they are loaded again, lazily, from the database", p.sessions().size(), e.toString());
             store.evict(p.sessions());
+            evicted = p.sessions().size();
         }
         pending.remove(p); // only now: pending() counts the checks not done yet
         long ended = System.nanoTime();
         restUntilNanos = ended + (long) ((ended - started) * (1 - SHARE) / SHARE);
+        round = round.plus(p.sessions().size(), (started - p.offeredNanos()) / 1e9, quiet, removed, evicted);
+        if (pending.isEmpty()) {
+            report.accept(round);
+            round = emptyRound();
+        }
     }
 
-    /** Waits for the rest after the previous check and then for a quiet node, but not past {@code deadlineNanos}. */
-    private void awaitTurn(long deadlineNanos) throws InterruptedException {
+    /**
+     * Waits for the rest after the previous check and then for a quiet node, but not past {@code deadlineNanos}: true
+     * if the node was quiet, false at the deadline.
+     */
+    private boolean awaitTurn(long deadlineNanos) throws InterruptedException {
         long quietMillis = 0;
         for (long now = System.nanoTime(); now - deadlineNanos < 0; now = System.nanoTime()) {
             if (now - restUntilNanos >= 0) {
                 quietMillis = requests.getAsInt() == 0 ? quietMillis + SAMPLE_MILLIS : 0;
                 if (quietMillis >= QUIET_MILLIS) {
-                    return;
+                    return true;
                 }
             }
             Thread.sleep(Math.min(SAMPLE_MILLIS, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - now) + 1));
         }
+        return false;
     }
 
     private void evict(Pending p) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import dev.offlinepreload.plan.Batch;
@@ -100,6 +101,35 @@ class RevocationGuardTest {
                     .until(() -> guard.pending() == 0);
         }
         assertThat(store.mostChecksAtOnce).hasValue(1);
+    }
+
+    @Test
+    void reportsEachRoundOfChecksOnceTheQueueHasEmptied() {
+        List<RevocationGuard.Round> rounds = new CopyOnWriteArrayList<>();
+        try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(200), rounds::add)) {
+            imported(guard, "a", "b");
+            imported(guard, "c");
+            store.database.remove("a");
+            awaitNothingPending(guard);
+            Awaitility.await("the round reported").atMost(Duration.ofSeconds(5)).until(() -> rounds.size() == 1);
+            RevocationGuard.Round round = rounds.get(0);
+            assertThat(round.checks()).isEqualTo(2);
+            assertThat(round.sessions()).isEqualTo(3);
+            assertThat(round.removed()).isEqualTo(1);
+            assertThat(round.atBound()).as("the node was quiet").isZero();
+            assertThat(round.soonestSeconds()).as("not before the delay").isGreaterThanOrEqualTo(0.2);
+            assertThat(round.latestSeconds()).isGreaterThanOrEqualTo(round.soonestSeconds()).isLessThan(0.4);
+            assertThat(round.message()).contains("2 batches (3 sessions)", "2 in a quiet moment, 0 at their bound of 0 s",
+                    "1 removed");
+
+            store.requestsAtWork = 1;
+            imported(guard, "d");
+            awaitNothingPending(guard);
+            Awaitility.await("the next round reported").atMost(Duration.ofSeconds(5)).until(() -> rounds.size() == 2);
+            assertThat(rounds.get(1).checks()).as("a round of its own").isEqualTo(1);
+            assertThat(rounds.get(1).atBound()).isEqualTo(1);
+            assertThat(rounds.get(1).soonestSeconds()).as("at twice the delay").isGreaterThanOrEqualTo(0.4);
+        }
     }
 
     @Test
