@@ -29,7 +29,9 @@
 #          stock-here: stock Keycloak on the provider's cluster and database, the provider's indexes dropped for its
 #          windows, so that stock and the provider meet on the same nodes and data; stock-indexed: the same with the
 #          provider's indexes kept, so that only the jar differs from off; a provider's setup followed by +option=value
-#          pairs gives its nodes those options too, e.g. defaults+hold-readiness=false; the list's order is the first repeat's, and each
+#          pairs gives its nodes those options too, e.g. defaults+hold-readiness=false; baseline: another build of the
+#          provider, --window-baseline-jar=PATH (e.g. an earlier commit's jar), at its defaults on the provider's cluster,
+#          taking +option=value pairs as well; the list's order is the first repeat's, and each
 #          further repeat begins one setup later, so that over as many repeats as setups each takes each place once),
 #          each window --window-repeat=1 times after --window-warmups=0 unmeasured windows of the cell on each cluster
 #          (a cluster's first windows are its slowest), the traffic

@@ -98,7 +98,7 @@ final class RestartWindow {
      * Keycloak on the provider's cluster and database ({@link #stockHere}).
      */
     private static final List<String> ON_PROVIDERS_CLUSTER = List.of("defaults", "on", "off", "uncapped", "fixed", "idle",
-            "stock-here", "stock-indexed");
+            "stock-here", "stock-indexed", "baseline");
     /**
      * The {@code idle} setup's participating-nodes, a name no node has: every node starts as with preloading=true (the
      * removal listener on the offline caches, the started-node marker) but starts no coordinator and loads nothing.
@@ -261,7 +261,8 @@ final class RestartWindow {
                 RefreshLatency.NODES, settings.windowSessions(), settings.windowTokens(), seconds,
                 settings.windowRepeat(), String.join(",", settings.windowSetups()), settings.windowCap(),
                 (settings.windowWarmups() == 0 ? "" : ", " + settings.windowWarmups() + " warm-up windows")
-                        + (settings.windowTrafficDelay() == 0 ? "" : ", traffic " + settings.windowTrafficDelay() + " s after ready"),
+                        + (settings.windowTrafficDelay() == 0 ? "" : ", traffic " + settings.windowTrafficDelay() + " s after ready")
+                        + settings.windowBaselineJar().map(jar -> ", baseline jar " + jar.getFileName()).orElse(""),
                 OidcClient.PROTOCOL);
     }
 
@@ -410,7 +411,7 @@ final class RestartWindow {
         // defaults: the option unset, as shipped (with persistent sessions that loads nothing); every other setup
         // but off preloads in either mode.
         String preloading = switch (setup) {
-            case "defaults" -> null;
+            case "defaults", "baseline" -> null;
             case "off" -> "false";
             default -> "true";
         };
@@ -426,8 +427,33 @@ final class RestartWindow {
         boolean loads = preloading == null ? cell.mode().equals("volatile") : preloading.equals("true") && !setup.equals("idle");
         String own = Settings.setupOptions(named).entrySet().stream().map(e -> ", " + e.getKey() + "=" + e.getValue())
                 .collect(Collectors.joining());
-        runs.add(window(prepared.setup + ", " + label(setup) + own + run, prepared, loads));
+        String label = prepared.setup + ", " + label(setup) + own + run;
+        if (setup.equals("baseline")) {
+            runs.add(baseline(prepared, label, loads));
+            return;
+        }
+        runs.add(window(label, prepared, loads));
         pause(prepared);
+    }
+
+    /**
+     * The {@code baseline} setup: its nodes started from an image with the other build's jar
+     * ({@code --window-baseline-jar}), at its defaults, on the provider's cluster and database, so that two builds of
+     * the provider meet on the same nodes and data (run cc could not tell its change from the machine's speed).
+     */
+    private Run baseline(Prepared prepared, String label, boolean loads) {
+        KeycloakCluster cluster = prepared.cluster;
+        Path jar = settings.windowBaselineJar().orElseThrow();
+        String baseline = Images.keycloakWithProvider(jar, null, "postgres", cell.mode().equals("volatile") ? VOLATILE : "");
+        String ours = cluster.nodes().get(0).getDockerImageName();
+        cluster.nodes().forEach(node -> node.setDockerImageName(baseline));
+        try {
+            Run measured = window(label, prepared, loads);
+            pause(prepared);
+            return measured;
+        } finally {
+            cluster.nodes().forEach(node -> node.setDockerImageName(ours));
+        }
     }
 
     /**
@@ -482,6 +508,7 @@ final class RestartWindow {
             case "idle" -> "participating-nodes=" + NO_NODE;
             case "uncapped" -> "adaptive-load=false";
             case "fixed" -> "adaptive-load=false, max-sessions-per-second=" + settings.windowCap();
+            case "baseline" -> "baseline " + settings.windowBaselineJar().orElseThrow().getFileName() + ", defaults";
             default -> ours;
         };
     }

@@ -1,10 +1,12 @@
 package dev.offlinepreload.benchmark;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * What to measure. Defaults are the full run; {@code --quick} is the iteration run: one size (1M), this provider at
@@ -32,7 +34,9 @@ import java.util.Map;
  * {@code stock-here}: stock Keycloak on the provider's cluster and database, the provider's indexes dropped for its
  * windows, so that stock and the provider meet on the same nodes and data; {@code stock-indexed}: the same with the
  * provider's indexes kept, so that only the jar differs from {@code off}; a provider's setup followed by
- * {@code +option=value} pairs gives its nodes those options too, e.g. {@code defaults+hold-readiness=false}), with each of
+ * {@code +option=value} pairs gives its nodes those options too, e.g. {@code defaults+hold-readiness=false}; and
+ * {@code baseline}: the provider jar {@code --window-baseline-jar=PATH}, another build such as an earlier commit's, at
+ * its defaults on the provider's cluster, so that two builds meet on the same nodes and data), with each of
  * {@code --window-mixes} (default refresh,introspection: refreshes only, or three of four requests introspecting an
  * access token; read-heavy: the same with userinfo calls), with each of {@code --window-spread} (default few,most:
  * the requests cycle over the real tokens, a few percent of the sessions, or each goes to a different seeded session
@@ -55,8 +59,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 int planningMaxCount, int windowSessions,
                 int windowTokens, List<Integer> windowRates, int windowSeconds, List<String> windowModes,
                 List<String> windowSetups, List<String> windowMixes, List<String> windowSpreads, int windowRepeat,
-                int windowWarmups, int windowCap, int windowTrafficDelay, List<String> otherMinors, int noTrafficPairs,
-                String oursMode) {
+                int windowWarmups, int windowCap, int windowTrafficDelay, Optional<Path> windowBaselineJar,
+                List<String> otherMinors, int noTrafficPairs, String oursMode) {
 
     /**
      * PostgreSQL's buffers as a production server sizes them (PostgreSQL's guide: a quarter of the memory of a
@@ -101,6 +105,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
         options.put("window-warmups", "0");
         options.put("window-cap", Integer.toString(RefreshLatency.RATE_CAP));
         options.put("window-traffic-delay", "0");
+        options.put("window-baseline-jar", "");
         // The older Keycloak minors the testsuite runs on (root pom): this provider's defaults load there too.
         options.put("other-minors", System.getProperty("offlinepreload.olderMinors", ""));
         options.put("no-traffic-pairs", "1");
@@ -136,6 +141,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
                 Integer.parseInt(options.get("window-warmups")), Integer.parseInt(options.get("window-cap")),
                 Integer.parseInt(options.get("window-traffic-delay")),
+                baselineJar(options.get("window-baseline-jar"), options.get("window-setups")),
                 Arrays.stream(options.get("other-minors").split(","))
                 .map(String::trim).filter(v -> !v.isEmpty()).toList(), Integer.parseInt(options.get("no-traffic-pairs")),
                 oneOf("ours-mode", options.get("ours-mode"), "persistent", "volatile").get(0));
@@ -158,13 +164,37 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
     private static List<String> windowSetups(String csv) {
         List<String> setups = List.of(csv.split(","));
         oneOf("window-setups", String.join(",", setups.stream().map(Settings::setupBase).toList()), "stock", "defaults",
-                "on", "uncapped", "fixed", "off", "idle", "stock-here", "stock-indexed");
+                "on", "uncapped", "fixed", "off", "idle", "stock-here", "stock-indexed", "baseline");
         setups.stream().filter(s -> !setupOptions(s).isEmpty() && STOCK_SETUPS.contains(setupBase(s))).findFirst()
                 .ifPresent(s -> {
                     throw new IllegalArgumentException("--window-setups: '" + s + "' gives provider options to stock "
                             + "Keycloak, which has no provider; only the provider's setups take '+option=value'");
                 });
         return setups;
+    }
+
+    /**
+     * The provider jar of the {@code baseline} setup (another build, e.g. an earlier commit's), which needs it; no jar
+     * for a run without that setup.
+     */
+    private static Optional<Path> baselineJar(String path, String setups) {
+        boolean wanted = List.of(setups.split(",")).stream().map(Settings::setupBase).anyMatch("baseline"::equals);
+        if (path.isEmpty()) {
+            if (wanted) {
+                throw new IllegalArgumentException("--window-setups: 'baseline' runs another build of the provider; "
+                        + "name its jar with --window-baseline-jar=PATH");
+            }
+            return Optional.empty();
+        }
+        Path jar = Path.of(path);
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalArgumentException("--window-baseline-jar: no file " + jar.toAbsolutePath());
+        }
+        if (!wanted) {
+            throw new IllegalArgumentException("--window-baseline-jar is for the 'baseline' setup, which --window-setups "
+                    + "does not name");
+        }
+        return Optional.of(jar.toAbsolutePath());
     }
 
     /** A window setup's name without its {@code +option=value} pairs. */

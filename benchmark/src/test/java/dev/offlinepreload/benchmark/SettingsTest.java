@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.entry;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class SettingsTest {
 
@@ -117,5 +121,21 @@ class SettingsTest {
                 .hasMessageContaining("'defualts'");
         assertThatThrownBy(() -> Settings.parse(new String[] {"--window-setups=defaults+hold-readiness"}))
                 .hasMessageContaining("option=value").hasMessageContaining("'hold-readiness'");
+    }
+
+    @Test
+    void theBaselineSetupRunsTheJarNamedForItAndOnlyThen(@TempDir Path dir) throws IOException {
+        Path jar = Files.createFile(dir.resolve("preloader-3d9edb7.jar"));
+        Settings settings = Settings.parse(new String[] {"--window-setups=defaults,baseline,baseline+hot-window-seconds=0",
+                "--window-baseline-jar=" + jar});
+        assertThat(settings.windowSetups()).containsExactly("defaults", "baseline", "baseline+hot-window-seconds=0");
+        assertThat(settings.windowBaselineJar()).contains(jar.toAbsolutePath());
+        assertThat(Settings.parse(new String[0]).windowBaselineJar()).isEmpty();
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-setups=defaults,baseline"}))
+                .hasMessageContaining("'baseline'").hasMessageContaining("--window-baseline-jar=PATH");
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-setups=defaults,baseline",
+                "--window-baseline-jar=" + dir.resolve("missing.jar")})).hasMessageContaining("missing.jar");
+        assertThatThrownBy(() -> Settings.parse(new String[] {"--window-setups=defaults", "--window-baseline-jar=" + jar}))
+                .hasMessageContaining("does not name");
     }
 }

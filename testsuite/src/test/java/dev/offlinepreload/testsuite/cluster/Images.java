@@ -90,9 +90,17 @@ public final class Images {
      * @param db           the database vendor Keycloak is built for (postgres, mariadb)
      * @param buildOptions extra {@code kc.sh build} options ("" for none)
      */
-    public static synchronized String keycloakWithProvider(String version, String db, String buildOptions) {
-        return keycloakWithProvider.computeIfAbsent(version + " " + db + " " + buildOptions,
-                key -> buildKeycloakWithProvider(version, db, buildOptions));
+    public static String keycloakWithProvider(String version, String db, String buildOptions) {
+        return keycloakWithProvider(TestPaths.providerJar(), version, db, buildOptions);
+    }
+
+    /**
+     * The same with another build of the provider, {@code jar}: the benchmark's {@code baseline} setup, an earlier
+     * commit's jar beside this one on the same nodes and data.
+     */
+    public static synchronized String keycloakWithProvider(Path jar, String version, String db, String buildOptions) {
+        return keycloakWithProvider.computeIfAbsent(jar + " " + version + " " + db + " " + buildOptions,
+                key -> buildKeycloakWithProvider(jar, version, db, buildOptions));
     }
 
     /** The project's Keycloak version, built for PostgreSQL. */
@@ -100,8 +108,7 @@ public final class Images {
         return keycloakWithProvider(null, "postgres", buildOptions);
     }
 
-    private static String buildKeycloakWithProvider(String version, String db, String buildOptions) {
-        Path jar = TestPaths.providerJar();
+    private static String buildKeycloakWithProvider(Path jar, String version, String db, String buildOptions) {
         Path dockerfile = TestPaths.repoRoot().resolve("docker/keycloak-with-provider/Dockerfile");
         String base = version == null ? keycloak() : keycloak(version);
         String tag = "offline-preload/keycloak-test:"
