@@ -442,18 +442,9 @@ final class RestartWindow {
      * the provider meet on the same nodes and data (run cc could not tell its change from the machine's speed).
      */
     private Run baseline(Prepared prepared, String label, boolean loads) {
-        KeycloakCluster cluster = prepared.cluster;
-        Path jar = settings.windowBaselineJar().orElseThrow();
-        String baseline = Images.keycloakWithProvider(jar, null, "postgres", cell.mode().equals("volatile") ? VOLATILE : "");
-        String ours = cluster.nodes().get(0).getDockerImageName();
-        cluster.nodes().forEach(node -> node.setDockerImageName(baseline));
-        try {
-            Run measured = window(label, prepared, loads);
-            pause(prepared);
-            return measured;
-        } finally {
-            cluster.nodes().forEach(node -> node.setDockerImageName(ours));
-        }
+        String baseline = Images.keycloakWithProvider(settings.windowBaselineJar().orElseThrow(), null, "postgres",
+                cell.mode().equals("volatile") ? VOLATILE : "");
+        return onImage(prepared, baseline, label, loads);
     }
 
     /**
@@ -476,16 +467,25 @@ final class RestartWindow {
         if (dropIndexes) {
             Sql.column(cluster, "SELECT indexname " + indexes).forEach(name -> Sql.execute(cluster, "DROP INDEX " + name));
         }
-        String ours = cluster.nodes().get(0).getDockerImageName();
-        cluster.nodes().forEach(node -> node.setDockerImageName(stock));
         try {
             String label = RefreshLatency.STOCK + " on the provider's cluster" + (dropIndexes ? "" : ", indexes kept");
-            Run measured = window(label + run, prepared, false);
+            return onImage(prepared, stock, label + run, false);
+        } finally {
+            definitions.forEach(definition -> Sql.execute(cluster, definition));
+        }
+    }
+
+    /** One window of the provider's cluster with its nodes started from {@code image}, their own image again after. */
+    private Run onImage(Prepared prepared, String image, String label, boolean loads) {
+        List<KeycloakNode> nodes = prepared.cluster.nodes();
+        String ours = nodes.get(0).getDockerImageName();
+        nodes.forEach(node -> node.setDockerImageName(image));
+        try {
+            Run measured = window(label, prepared, loads);
             pause(prepared);
             return measured;
         } finally {
-            cluster.nodes().forEach(node -> node.setDockerImageName(ours));
-            definitions.forEach(definition -> Sql.execute(cluster, definition));
+            nodes.forEach(node -> node.setDockerImageName(ours));
         }
     }
 

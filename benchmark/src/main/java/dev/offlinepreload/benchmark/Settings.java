@@ -124,6 +124,7 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
             }
             options.put(key, arg.substring(eq + 1));
         }
+        List<String> setups = windowSetups(options.get("window-setups"));
         return new Settings(ints(options.get("sizes")), ints(options.get("batches")), ints(options.get("workers")),
                 ints(options.get("kc24-segments")), Integer.parseInt(options.get("refresh-tokens")),
                 Integer.parseInt(options.get("refresh-sessions")), Integer.parseInt(options.get("cluster-sessions")),
@@ -136,12 +137,12 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
                 Integer.parseInt(options.get("window-tokens")), ints(options.get("window-rates")),
                 Integer.parseInt(options.get("window-seconds")),
                 oneOf("window-modes", options.get("window-modes"), "persistent", "volatile"),
-                windowSetups(options.get("window-setups")),
+                setups,
                 oneOf("window-mixes", options.get("window-mixes"), "refresh", "read-heavy", "introspection"),
                 oneOf("window-spread", options.get("window-spread"), "few", "most"), Integer.parseInt(options.get("window-repeat")),
                 Integer.parseInt(options.get("window-warmups")), Integer.parseInt(options.get("window-cap")),
                 Integer.parseInt(options.get("window-traffic-delay")),
-                baselineJar(options.get("window-baseline-jar"), options.get("window-setups")),
+                baselineJar(options.get("window-baseline-jar"), setups),
                 Arrays.stream(options.get("other-minors").split(","))
                 .map(String::trim).filter(v -> !v.isEmpty()).toList(), Integer.parseInt(options.get("no-traffic-pairs")),
                 oneOf("ours-mode", options.get("ours-mode"), "persistent", "volatile").get(0));
@@ -177,8 +178,8 @@ record Settings(List<Integer> sizes, List<Integer> batches, List<Integer> worker
      * The provider jar of the {@code baseline} setup (another build, e.g. an earlier commit's), which needs it; no jar
      * for a run without that setup.
      */
-    private static Optional<Path> baselineJar(String path, String setups) {
-        boolean wanted = List.of(setups.split(",")).stream().map(Settings::setupBase).anyMatch("baseline"::equals);
+    private static Optional<Path> baselineJar(String path, List<String> setups) {
+        boolean wanted = setups.stream().map(Settings::setupBase).anyMatch("baseline"::equals);
         if (path.isEmpty()) {
             if (wanted) {
                 throw new IllegalArgumentException("--window-setups: 'baseline' runs another build of the provider; "
