@@ -13,7 +13,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
-import java.util.function.IntSupplier;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 
@@ -21,6 +20,7 @@ import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.ImportedSession;
+import dev.offlinepreload.load.RequestWatch;
 import dev.offlinepreload.load.SessionCount;
 import dev.offlinepreload.load.SessionStore;
 import dev.offlinepreload.plan.Batch;
@@ -161,8 +161,18 @@ final class FakeSessionStore implements SessionStore {
     }
 
     @Override
-    public IntSupplier newRequestCounter() {
-        return () -> busyRequests;
+    public RequestWatch newRequestWatch() {
+        return new RequestWatch() {
+            @Override
+            public int busy() {
+                return busyRequests;
+            }
+
+            @Override
+            public int slow() {
+                return 0;
+            }
+        };
     }
 
     /** Whether every member has started, as the quiet start and the governor ask. */

@@ -8,12 +8,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
-import java.util.function.IntSupplier;
 
 import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
 import dev.offlinepreload.load.BatchResult;
 import dev.offlinepreload.load.ImportedSession;
+import dev.offlinepreload.load.RequestWatch;
 import dev.offlinepreload.load.SessionCount;
 import dev.offlinepreload.load.SessionStore;
 import dev.offlinepreload.plan.Batch;
@@ -110,8 +110,8 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     }
 
     @Override
-    public IntSupplier newRequestCounter() {
-        return new RequestsAtWork()::busy;
+    public RequestWatch newRequestWatch() {
+        return new RequestsAtWork();
     }
 
     /** Tells the cluster that Keycloak has started on this node ({@link StartedNodes}). */

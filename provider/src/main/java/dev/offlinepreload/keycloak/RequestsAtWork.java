@@ -1,7 +1,10 @@
 package dev.offlinepreload.keycloak;
 
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+
+import dev.offlinepreload.load.RequestWatch;
 
 /**
  * Counts the requests at work on this node, from their arrival to their response ({@link RequestArrivals}): token
@@ -9,34 +12,50 @@ import java.util.concurrent.atomic.AtomicLong;
  * The counts are the JVM's (one Keycloak node per JVM); the filter that feeds them is created by Keycloak's HTTP layer,
  * not by this provider's factory.
  */
-public final class RequestsAtWork {
+public final class RequestsAtWork implements RequestWatch {
 
     private static final AtomicInteger IN_FLIGHT = new AtomicInteger();
     private static final AtomicLong BEGUN = new AtomicLong();
+    private static final AtomicLong SLOW = new AtomicLong();
+    private static final long SLOW_NANOS = TimeUnit.MILLISECONDS.toNanos(SLOW_MILLIS);
 
-    /**
-     * {@link #BEGUN} at the previous {@link #busy()}; read and written by one thread at a time: the coordinator's during
-     * the quiet start, then the governor's, which that thread starts (the revocation check has a count of its own).
+    /*
+     * BEGUN and SLOW at the previous look; each instance is read by one thread at a time: the coordinator's during the
+     * quiet start, then the governor's, which that thread starts (the revocation check has an instance of its own).
      */
-    private long seen = BEGUN.get();
+    private long seenBegun = BEGUN.get();
+    private long seenSlow = SLOW.get();
 
     static void arrived() {
         IN_FLIGHT.incrementAndGet();
         BEGUN.incrementAndGet();
     }
 
-    static void finished() {
+    /** @param arrivedNanos {@link System#nanoTime()} at the request's arrival */
+    static void finished(long arrivedNanos) {
         IN_FLIGHT.decrementAndGet();
+        if (System.nanoTime() - arrivedNanos > SLOW_NANOS) {
+            SLOW.incrementAndGet();
+        }
     }
 
     /**
      * Requests at work now, and at least 1 if one arrived since the previous call, however short it was: a sample every
-     * 25 ms (or every second, in the quiet start) sees every request. Called from one thread at a time.
+     * 25 ms (or every second, in the quiet start) sees every request.
      */
-    int busy() {
+    @Override
+    public int busy() {
         long now = BEGUN.get();
-        boolean began = now != seen;
-        seen = now;
+        boolean began = now != seenBegun;
+        seenBegun = now;
         return Math.max(IN_FLIGHT.get(), began ? 1 : 0);
+    }
+
+    @Override
+    public int slow() {
+        long now = SLOW.get();
+        long since = now - seenSlow;
+        seenSlow = now;
+        return (int) Math.min(Integer.MAX_VALUE, since);
     }
 }

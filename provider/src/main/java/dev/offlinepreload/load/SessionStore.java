@@ -3,7 +3,6 @@ package dev.offlinepreload.load;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
-import java.util.function.IntSupplier;
 
 import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
@@ -34,10 +33,10 @@ public interface SessionStore {
     int busyRequests();
 
     /**
-     * A count of its own of the requests at work, as {@link #busyRequests()} counts them, for one more thread that
-     * samples them (the revocation check's): each count remembers which requests it has seen begin.
+     * A view of its own of the requests, for one more thread that samples them (the revocation check's): at work as
+     * {@link #busyRequests()} counts them, and which of them were slow.
      */
-    IntSupplier newRequestCounter();
+    RequestWatch newRequestWatch();
 
     /**
      * Whether the cluster has at least this many members, and whether every one has finished starting (Keycloak started

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import jakarta.ws.rs.container.ContainerRequestContext;
 
+import dev.offlinepreload.load.RequestWatch;
 import org.junit.jupiter.api.Test;
 
 class RequestArrivalsTest {
@@ -66,5 +67,21 @@ class RequestArrivalsTest {
         assertThat(requests.busy()).isEqualTo(1);
         filter.filter(counted, null);
         assertThat(requests.busy()).isZero();
+    }
+
+    @Test
+    void aRequestAnsweredLaterThanTheSlowBoundIsSeenOnceAsSlow() throws InterruptedException {
+        requests.slow();
+        ContainerRequestContext quick = request();
+        filter.filter(quick);
+        filter.filter(quick, null);
+        assertThat(requests.slow()).as("answered at once").isZero();
+        ContainerRequestContext queued = request();
+        filter.filter(queued);
+        Thread.sleep(RequestWatch.SLOW_MILLIS + 50);
+        assertThat(requests.slow()).as("still at work: not slow until it is answered").isZero();
+        filter.filter(queued, null);
+        assertThat(requests.slow()).isEqualTo(1);
+        assertThat(requests.slow()).as("seen once").isZero();
     }
 }

@@ -8,7 +8,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.function.IntSupplier;
 
 import dev.offlinepreload.cluster.ClusterStart;
 import dev.offlinepreload.cluster.TopologySnapshot;
@@ -29,6 +28,8 @@ class FakeStore implements SessionStore {
     volatile String poison;
     /** The requests at work, as the revocation check counts them. */
     volatile int requestsAtWork;
+    /** The slow requests the revocation check sees finish at every look (a node behind its traffic). */
+    volatile int slowRequests;
     /** How long each revocation check takes. */
     volatile long checkMillis;
     /** When each revocation check began and ended (nanoTime pairs), and how many ran at once at most. */
@@ -52,8 +53,18 @@ class FakeStore implements SessionStore {
     }
 
     @Override
-    public IntSupplier newRequestCounter() {
-        return () -> requestsAtWork;
+    public RequestWatch newRequestWatch() {
+        return new RequestWatch() {
+            @Override
+            public int busy() {
+                return requestsAtWork;
+            }
+
+            @Override
+            public int slow() {
+                return slowRequests;
+            }
+        };
     }
 
     @Override

@@ -43,8 +43,9 @@ class RevocationGuardTest {
     }
 
     @Test
-    void aDueCheckWaitsWhileRequestsAreAtWorkAndRunsOnceTheNodeIsQuiet() throws InterruptedException {
+    void aDueCheckWaitsWhileTheNodeIsBehindAndRunsOnceItIsQuiet() throws InterruptedException {
         store.requestsAtWork = 1;
+        store.slowRequests = 1; // a backlog draining: every request finishes late
         try (RevocationGuard guard = new RevocationGuard(store, Duration.ofSeconds(2))) {
             imported(guard, "a", "b");
             store.database.remove("a");
@@ -52,14 +53,34 @@ class RevocationGuardTest {
             assertThat(guard.pending()).as("gives way to the requests").isEqualTo(1);
             assertThat(store.cache).contains("a");
             store.requestsAtWork = 0;
+            store.slowRequests = 0;
             awaitNothingPending(guard);
             assertThat(store.cache).containsExactly("b");
         }
     }
 
     @Test
-    void aCheckRunsAtItsBoundWhenRequestsNeverStop() {
+    void aDueCheckRunsUnderSteadyTrafficBeforeItsBound() {
+        store.requestsAtWork = 1; // never a quiet moment, but every request served in time
+        List<RevocationGuard.Round> rounds = new CopyOnWriteArrayList<>();
+        try (RevocationGuard guard = new RevocationGuard(store, Duration.ofSeconds(2), rounds::add)) {
+            long offered = System.nanoTime();
+            imported(guard, "a", "b");
+            store.database.remove("a");
+            awaitNothingPending(guard);
+            assertThat(store.cache).containsExactly("b");
+            assertThat(store.checkTimes.get(0)[0] - offered).as("after its delay, before its bound of 4 s")
+                    .isBetween(TimeUnit.SECONDS.toNanos(2), TimeUnit.MILLISECONDS.toNanos(3_500));
+            Awaitility.await("the round reported").atMost(Duration.ofSeconds(5)).until(() -> rounds.size() == 1);
+            assertThat(rounds.get(0).steady()).isEqualTo(1);
+            assertThat(rounds.get(0).message()).contains("0 in a quiet moment, 1 under steady traffic, 0 at their bound");
+        }
+    }
+
+    @Test
+    void aCheckRunsAtItsBoundWhenTheNodeStaysBehind() {
         store.requestsAtWork = 1;
+        store.slowRequests = 1;
         try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(300))) {
             long offered = System.nanoTime();
             imported(guard, "a", "b");
@@ -72,7 +93,19 @@ class RevocationGuardTest {
     }
 
     @Test
-    void checksRunOneAtATimeEachFollowedByARestNineTimesItsLength() {
+    void moreRequestsAtWorkThanASteadyNodeHasKeepACheckWaiting() throws InterruptedException {
+        store.requestsAtWork = RevocationGuard.STEADY_AT_WORK + 1; // none finished late yet: they are all still at work
+        try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(500))) {
+            imported(guard, "a");
+            Thread.sleep(900); // due since 0.4 s, its bound at 1 s
+            assertThat(guard.pending()).isEqualTo(1);
+            awaitNothingPending(guard);
+        }
+    }
+
+    @Test
+    void checksUnderTrafficRunOneAtATimeEachFollowedByARestNineTimesItsLength() {
+        store.requestsAtWork = 1;
         store.checkMillis = 50;
         try (RevocationGuard guard = new RevocationGuard(store, Duration.ofSeconds(3))) {
             imported(guard, "a");
@@ -91,7 +124,25 @@ class RevocationGuardTest {
     }
 
     @Test
+    void onAnIdleNodeChecksRunWithoutRest() {
+        store.checkMillis = 100; // a rest of 900 ms after each, were requests at work
+        try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(1_200))) {
+            for (String id : List.of("a", "b", "c", "d", "e")) {
+                imported(guard, id);
+            }
+            // Due at 1.2 s, their bound at 2.4 s: with rests the fifth would begin 4.1 s after the first, at its bound.
+            awaitNothingPending(guard);
+        }
+        List<long[]> times = new ArrayList<>(store.checkTimes);
+        assertThat(times).hasSize(5);
+        assertThat(times.get(4)[0] - times.get(0)[1]).as("no rest between them")
+                .isLessThan(TimeUnit.MILLISECONDS.toNanos(1_000));
+    }
+
+    @Test
     void checksPastTheirBoundRunWithoutRest() {
+        store.requestsAtWork = 1;
+        store.slowRequests = 1;
         store.checkMillis = 100; // a rest of 900 ms after each, were they within their bound
         try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(100))) {
             for (String id : List.of("a", "b", "c", "d", "e")) {
@@ -117,12 +168,14 @@ class RevocationGuardTest {
             assertThat(round.sessions()).isEqualTo(3);
             assertThat(round.removed()).isEqualTo(1);
             assertThat(round.atBound()).as("the node was quiet").isZero();
+            assertThat(round.steady()).isZero();
             assertThat(round.soonestSeconds()).as("not before the delay").isGreaterThanOrEqualTo(0.2);
             assertThat(round.latestSeconds()).isGreaterThanOrEqualTo(round.soonestSeconds()).isLessThan(0.4);
-            assertThat(round.message()).contains("2 batches (3 sessions)", "2 in a quiet moment, 0 at their bound of 0 s",
+            assertThat(round.message()).contains("2 batches (3 sessions)", "2 in a quiet moment, 0 under steady traffic, 0 at their bound of 0 s",
                     "1 removed");
 
             store.requestsAtWork = 1;
+            store.slowRequests = 1;
             imported(guard, "d");
             awaitNothingPending(guard);
             Awaitility.await("the next round reported").atMost(Duration.ofSeconds(5)).until(() -> rounds.size() == 2);
