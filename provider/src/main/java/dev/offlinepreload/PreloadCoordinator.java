@@ -364,8 +364,8 @@ public final class PreloadCoordinator implements AutoCloseable {
         List<LoadStats> stages = new ArrayList<>(2);
         // Removals are watched from the first stage's load on, not earlier: the window keeps every removal until it
         // closes, and a node may wait minutes for a quiet second. With a hot stage, from before its load (below).
-        try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad(), quietSeen),
-                store::busyRequests, () -> store.clusterStart(topology.members().size()) == ClusterStart.STARTED, metrics::loadLimit,
+        try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad(), quietSeen,
+                config.steadyTrafficPercent() / 100.0), store.newRequestWatch(), () -> store.clusterStart(topology.members().size()) == ClusterStart.STARTED, metrics::loadLimit,
                 hotFirst).start();
              SessionStore.RemovalWindow removals = hotFirst ? store.watchRemovals() : null) {
             if (hotFirst) {

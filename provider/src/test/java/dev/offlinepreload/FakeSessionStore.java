@@ -147,6 +147,8 @@ final class FakeSessionStore implements SessionStore {
 
     /** Requests at work, as the governor sees them. */
     volatile int busyRequests;
+    /** Requests that finished slow since the last look, as the governor sees them: a node behind its traffic. */
+    volatile int slowRequests;
     /** Requests that began since the last look, however short they were ({@link #arrived()}). */
     private final AtomicInteger arrivals = new AtomicInteger();
 
@@ -165,12 +167,12 @@ final class FakeSessionStore implements SessionStore {
         return new RequestWatch() {
             @Override
             public int busy() {
-                return busyRequests;
+                return busyRequests();
             }
 
             @Override
             public int slow() {
-                return 0;
+                return slowRequests;
             }
         };
     }

@@ -707,6 +707,20 @@ class PreloadCoordinatorTest {
     }
 
     @Test
+    void withAdaptiveLoadAPassUnderTrafficThatNeverPausesWaitsWhileTheNodeIsBehindAndLoadsOnceItKeepsUp() throws Exception {
+        store.sessionMode = "volatile"; // no quiet start
+        store.busyRequests = 1; // a request at work at every look: never a quiet second
+        store.slowRequests = 1; // and each look sees one that finished slow: a restart's backlog
+        start(config("adaptive-load", "true", "steady-traffic-percent", "50"));
+        Thread.sleep(6_500); // longer than the 5 s a node must keep up with its traffic before the load takes a share
+        assertThat(store.planCalls).as("planned while the node was behind").hasValue(0);
+
+        store.slowRequests = 0; // the backlog has drained; the traffic goes on
+        await("the pass to finish under steady traffic", () -> metrics.state() == PreloadState.DONE);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
     void withAdaptiveLoadRequestsThatComeWhileAPassPlansStopThePlanningAndItPlansAgainOnceQuiet() throws Exception {
         store.keysHook = () -> {
             if (store.planCalls.get() == 1) {

@@ -23,6 +23,8 @@ import java.util.function.Function;
  * @param revocationRecheck    delay of the second database check of each imported batch
  * @param maxSessionsPerSecond most sessions loaded per second on this node; 0 = no cap
  * @param adaptiveLoad         whether the load yields to live requests (docs/how-loading-works.md)
+ * @param steadyTrafficPercent with adaptive-load, the percent of one worker's time the load takes while the node keeps
+ *                             up with steady traffic
  * @param quietStart           with persistent sessions and adaptive-load, how long the first pass waits for a request
  *                             once every expected node has started
  * @param hotWindow            sessions refreshed within it are loaded first; zero = no hot tier
@@ -32,8 +34,8 @@ import java.util.function.Function;
 public record PreloadConfig(Preloading preloading, int batchSize, int workers, Set<String> participatingNodes,
                             int maxSessionsPerNode, int headroomPercent, Duration databaseRetry, Duration databaseTimeout,
                             int expectedClusterSize, Duration joinTimeout,
-                            Duration revocationRecheck, int maxSessionsPerSecond, boolean adaptiveLoad, Duration quietStart,
-                            Duration hotWindow,
+                            Duration revocationRecheck, int maxSessionsPerSecond, boolean adaptiveLoad,
+                            int steadyTrafficPercent, Duration quietStart, Duration hotWindow,
                             ReadinessHold holdReadiness,
                             boolean buildIndexesOnline) {
 
@@ -43,7 +45,7 @@ public record PreloadConfig(Preloading preloading, int batchSize, int workers, S
      */
     public static final PreloadConfig DISABLED = new PreloadConfig(Preloading.FALSE, 1000, 1, Set.of(), 0, 10,
             Duration.ofSeconds(120), Duration.ofSeconds(60), 1, Duration.ofSeconds(300), Duration.ofSeconds(30), 0, true,
-            Duration.ofSeconds(30), Duration.ofHours(1), ReadinessHold.FALSE, false);
+            0, Duration.ofSeconds(30), Duration.ofHours(1), ReadinessHold.FALSE, false);
 
     /**
      * @param lookup returns the raw value an operator set for an option key, or null when unset
@@ -68,6 +70,7 @@ public record PreloadConfig(Preloading preloading, int batchSize, int workers, S
                 Duration.ofSeconds(options.integer(PreloadOption.REVOCATION_RECHECK_SECONDS, 1, 3600)),
                 options.integer(PreloadOption.MAX_SESSIONS_PER_SECOND, 0, 10_000_000),
                 options.bool(PreloadOption.ADAPTIVE_LOAD),
+                options.integer(PreloadOption.STEADY_TRAFFIC_PERCENT, 0, 100),
                 Duration.ofSeconds(options.integer(PreloadOption.QUIET_START_SECONDS, 0, 3600)),
                 Duration.ofSeconds(options.integer(PreloadOption.HOT_WINDOW_SECONDS, 0, 2_592_000)),
                 options.choice(PreloadOption.HOLD_READINESS, ReadinessHold.class),
@@ -119,6 +122,7 @@ public record PreloadConfig(Preloading preloading, int batchSize, int workers, S
         values.put(PreloadOption.REVOCATION_RECHECK_SECONDS.key(), Long.toString(revocationRecheck.toSeconds()));
         values.put(PreloadOption.MAX_SESSIONS_PER_SECOND.key(), Integer.toString(maxSessionsPerSecond));
         values.put(PreloadOption.ADAPTIVE_LOAD.key(), Boolean.toString(adaptiveLoad));
+        values.put(PreloadOption.STEADY_TRAFFIC_PERCENT.key(), Integer.toString(steadyTrafficPercent));
         values.put(PreloadOption.QUIET_START_SECONDS.key(), Long.toString(quietStart.toSeconds()));
         values.put(PreloadOption.HOT_WINDOW_SECONDS.key(), Long.toString(hotWindow.toSeconds()));
         values.put(PreloadOption.HOLD_READINESS.key(), holdReadiness.value());

@@ -41,17 +41,25 @@ public enum PreloadOption {
     REVOCATION_RECHECK_SECONDS("revocation-recheck-seconds", "int", "30",
             "Seconds after import when each batch is checked against the database again, 1 to 3600, so that a "
                     + "session deleted without going through the caches while it was being loaded is removed again. A "
-                    + "due check gives way to requests (one at a time, after 100 ms with none at work, a tenth of the "
-                    + "time) for at most as long again: every check runs within twice this of its batch."),
+                    + "due check gives way to requests (one at a time, a tenth of the time, once no request has been at "
+                    + "work for 100 ms or the node has kept up with its requests for 1 s) for at most as long again: "
+                    + "every check runs within twice this of its batch."),
     MAX_SESSIONS_PER_SECOND("max-sessions-per-second", "int", "0",
             "Most offline sessions one node loads per second, 0 to 10000000; 0 = no cap. Lets a node load gently "
                     + "while it serves requests."),
     ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
-            "Let live requests go first: a pass plans and loads while the node is quiet (no request using sessions at "
-                    + "work for 1 s; before the pass has seen one, for 2 s after every node has started, or 10 s) and "
-                    + "stops while any is at work; with persistent sessions the first pass also waits for "
-                    + "quiet-start-seconds. After five minutes without a quiet second it keeps one worker 2% of the "
-                    + "time, so every load finishes. false = always every worker, from the start."),
+            "Let live requests go first: a pass plans and loads at full speed while the node is quiet (no request "
+                    + "using sessions at work for 1 s; before the pass has seen one, for 2 s after every node has "
+                    + "started, or 10 s), takes steady-traffic-percent of one worker while the node keeps up with its "
+                    + "requests, and stops while it is behind (a request slower than 250 ms or more than 2 at work); "
+                    + "with persistent sessions the first pass also waits for quiet-start-seconds. After five minutes "
+                    + "without a quiet second it keeps one worker at least 2% of the time, so every load finishes. "
+                    + "false = always every worker, from the start."),
+    STEADY_TRAFFIC_PERCENT("steady-traffic-percent", "int", "25",
+            "With adaptive-load, the percent of one worker's time, 0 to 100, a pass takes once the node has kept up "
+                    + "with its requests for 5 s (none slower than 250 ms, at most 2 at work at a time): a load under "
+                    + "traffic that never pauses for a second still finishes. 0 = load only on a quiet node (and at the "
+                    + "floor after five minutes)."),
     QUIET_START_SECONDS("quiet-start-seconds", "int", "30",
             "With persistent sessions and adaptive-load, how long a node that has had no request waits once every "
                     + "expected node has started before its first pass begins, 0 to 3600 s (25 s more when a peer "

@@ -3,8 +3,8 @@ package dev.offlinepreload.load;
 import java.util.Locale;
 
 /**
- * How much of the node the loader takes, in workers: the load runs on a quiet node and stops while requests are at
- * work. Every {@value #TICK_MILLIS} ms:
+ * How much of the node the loader takes, in workers: the load runs on a quiet node, takes a small share under steady
+ * traffic, and stops while the node is behind. Every {@value #TICK_MILLIS} ms:
  * <ul>
  * <li>no request at work: once the node has been quiet for a second in a row, the limit doubles, up to every worker
  * (a load on an idle node runs at full speed: its own contention is nobody's loss). A gap between two requests is no
@@ -19,11 +19,16 @@ import java.util.Locale;
  * single node with no traffic thus loads 2 s after its start. A pass that begins after the coordinator's quiet start
  * has seen that quiet already and runs from its first quiet tick. Requests are counted as they arrive, so the first
  * one stops a load that began in that quiet within a tick.</li>
- * <li>requests at work: 0 at once. The restart windows of docs/performance.md showed that any share the load takes
- * while requests are at work (even half a worker, and only while the node's threads found a CPU at once) raised the
- * requests' p99 two to four times for as long as the load ran, on a node warming up after a restart.</li>
+ * <li>requests at work, the node keeping up with them: once for {@value #STEADY_TICKS} ticks in a row no request has
+ * taken longer than {@link RequestWatch#SLOW_MILLIS} ms and at most {@link RequestWatch#STEADY_AT_WORK} have been at
+ * work at a time, one worker the {@code steadyShare} of the time (steady-traffic-percent), so that a load under traffic
+ * that never pauses for a second still moves; the first slow request, or more at work, takes it back to 0.</li>
+ * <li>otherwise, the node behind (a restart's backlog): 0 at once. The restart windows of docs/performance.md showed
+ * that any share the load takes while a backlog drains (even half a worker, and only while the node's threads found a
+ * CPU at once) raised the requests' p99 two to four times for as long as the load ran, on a node warming up after a
+ * restart.</li>
  * <li>after {@link #PATIENCE_TICKS} ticks (five minutes) without a quiet second the load keeps a floor, one worker
- * {@value #FLOOR} of the time, so that a load on a node that is never quiet still finishes.</li>
+ * {@value #FLOOR} of the time, so that a load on a node that is never quiet nor steady still finishes.</li>
  * </ul>
  * Below 1 the limit is one worker's share of the time. Pure logic, fed by {@link LoadGovernor}.
  */
@@ -44,16 +49,20 @@ public final class AdaptiveLimit {
     static final int STARTED_QUIET_TICKS = 2_000 / TICK_MILLIS;
     /** The same before the pass has seen a request, while not every member has said it started: ten seconds. */
     static final int FIRST_QUIET_TICKS = 10_000 / TICK_MILLIS;
+    /** Ticks in a row of a node keeping up with its requests before the load takes its steady share: five seconds. */
+    static final int STEADY_TICKS = 5_000 / TICK_MILLIS;
     /** Fewer request threads at work than this, on average over a tick, count as none. */
     static final double IDLE_REQUESTS = 0.05;
 
     private final double max;
     private final boolean adaptive;
+    private final double steadyShare;
     private double limit;
     private int quietTicks;
     /** Quiet ticks in a row since every member has started. */
     private int startedQuietTicks;
     private int ticksWithoutQuiet;
+    private int steadyTicks;
     private boolean sawRequest;
     private String reason;
 
@@ -62,16 +71,19 @@ public final class AdaptiveLimit {
      * @param adaptive false: always every worker (adaptive-load=false)
      */
     public AdaptiveLimit(int workers, boolean adaptive) {
-        this(workers, adaptive, false);
+        this(workers, adaptive, false, 0);
     }
 
     /**
-     * @param quietSeen whether the node has just been quiet for as long as a pass that has seen no request waits (the
-     *                  coordinator's quiet start): then the first quiet tick lets the load run
+     * @param quietSeen   whether the node has just been quiet for as long as a pass that has seen no request waits (the
+     *                    coordinator's quiet start): then the first quiet tick lets the load run
+     * @param steadyShare the share of one worker's time the load takes while the node keeps up with steady traffic,
+     *                    0 to 1; 0 = none
      */
-    public AdaptiveLimit(int workers, boolean adaptive, boolean quietSeen) {
+    public AdaptiveLimit(int workers, boolean adaptive, boolean quietSeen, double steadyShare) {
         this.max = workers;
         this.adaptive = adaptive;
+        this.steadyShare = Math.min(steadyShare, workers);
         // Adaptive, nothing runs until the node has been quiet.
         this.limit = adaptive ? 0 : max;
         this.reason = adaptive ? "starting" : "adaptive-load=false";
@@ -85,10 +97,12 @@ public final class AdaptiveLimit {
      * One tick's signals.
      *
      * @param busyRequests mean number of Keycloak request threads at work during the tick
+     * @param keepingUp    whether during the tick no request finished later than {@link RequestWatch#SLOW_MILLIS} and
+     *                     at most {@link RequestWatch#STEADY_AT_WORK} were at work at a time
      * @param lateMillis   mean scheduling delay during the tick (how late a short sleep woke up): for the reason only
      * @param allStarted   whether every member of the cluster has finished starting
      */
-    public synchronized double update(double busyRequests, double lateMillis, boolean allStarted) {
+    public synchronized double update(double busyRequests, boolean keepingUp, double lateMillis, boolean allStarted) {
         if (!adaptive) {
             return limit;
         }
@@ -96,6 +110,7 @@ public final class AdaptiveLimit {
         sawRequest |= !idle;
         quietTicks = idle ? quietTicks + 1 : 0;
         startedQuietTicks = idle && allStarted ? startedQuietTicks + 1 : 0;
+        steadyTicks = keepingUp && sawRequest ? steadyTicks + 1 : 0; // kept up with requests, not with none
         boolean quiet = sawRequest ? quietTicks >= QUIET_TICKS
                 : startedQuietTicks >= STARTED_QUIET_TICKS || quietTicks >= FIRST_QUIET_TICKS;
         if (quiet) {
@@ -110,9 +125,13 @@ public final class AdaptiveLimit {
                     + (sawRequest || allStarted ? "" : ", not every node has started");
             return limit;
         }
-        limit = ticksWithoutQuiet >= PATIENCE_TICKS ? Math.min(FLOOR, max) : 0;
-        reason = String.format(Locale.ROOT, "%.1f requests at work, threads %.1f ms late for a CPU%s", busyRequests,
-                lateMillis, limit > 0 ? ", no quiet second for " + ticksWithoutQuiet * TICK_MILLIS / 1000 + " s" : "");
+        double floor = ticksWithoutQuiet >= PATIENCE_TICKS ? Math.min(FLOOR, max) : 0;
+        boolean steady = steadyShare > 0 && steadyTicks >= STEADY_TICKS;
+        limit = steady ? Math.max(steadyShare, floor) : floor;
+        reason = String.format(Locale.ROOT, "%.1f requests at work, %s, threads %.1f ms late for a CPU%s", busyRequests,
+                steady ? "kept up with for " + steadyTicks * TICK_MILLIS / 1000 + " s" : keepingUp ? "kept up with"
+                        : "behind", lateMillis,
+                limit > 0 && !steady ? ", no quiet second for " + ticksWithoutQuiet * TICK_MILLIS / 1000 + " s" : "");
         return limit;
     }
 

@@ -3,12 +3,12 @@ package dev.offlinepreload.load;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.DoubleConsumer;
-import java.util.function.IntSupplier;
 
 /**
  * Runs an {@link AdaptiveLimit} while a node loads: a daemon thread sleeps {@value #SAMPLE_MILLIS} ms at a time,
- * counting the Keycloak requests at work (and measuring how late it wakes, the scheduling delay every thread of the
- * node sees, for the progress line); every {@link AdaptiveLimit#TICK_MILLIS} ms it updates the limit. Workers ask
+ * counting the Keycloak requests at work and those that finished slow (and measuring how late it wakes, the scheduling
+ * delay every thread of the node sees, for the progress line); every {@link AdaptiveLimit#TICK_MILLIS} ms it updates
+ * the limit. Workers ask
  * before each batch whether they may run ({@link #awaitTurn}) and, below one worker, rest after it ({@link #rest}).
  * Its own cost: one wake-up every 25 ms.
  */
@@ -22,7 +22,8 @@ public final class LoadGovernor implements AutoCloseable {
     private static final long MAX_REST_STEP_MILLIS = 100;
 
     private final AdaptiveLimit limit;
-    private final IntSupplier busyRequests;
+    /** The sampler's own view of the requests (it is its only reader). */
+    private final RequestWatch requests;
     private final BooleanSupplier allStarted;
     /** Asked of {@link #allStarted} until it says yes; read by the sampler only. */
     private boolean started;
@@ -33,17 +34,17 @@ public final class LoadGovernor implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * @param busyRequests how many Keycloak requests are at work now, or began since the previous call
+     * @param requests     the Keycloak requests at work, and those that finished slow, since the previous look
      * @param allStarted   whether every member of the cluster has finished starting (asked every tick until it has)
      * @param gauge        receives the limit after every tick
      * @param hotUnpaused  whether hot batches run on the first worker whatever the limit: where a cached session saves
      *                     a request its database reads (volatile sessions), loading it in a batch costs less than the
      *                     lazy load it saves; with persistent sessions it saves only the import, which the batch does too
      */
-    public LoadGovernor(AdaptiveLimit limit, IntSupplier busyRequests, BooleanSupplier allStarted, DoubleConsumer gauge,
+    public LoadGovernor(AdaptiveLimit limit, RequestWatch requests, BooleanSupplier allStarted, DoubleConsumer gauge,
                         boolean hotUnpaused) {
         this.limit = limit;
-        this.busyRequests = busyRequests;
+        this.requests = requests;
         this.allStarted = allStarted;
         this.gauge = gauge;
         this.hotUnpaused = hotUnpaused;
@@ -61,6 +62,7 @@ public final class LoadGovernor implements AutoCloseable {
     private void sample() {
         double lateSum = 0;
         double busySum = 0;
+        boolean keepingUp = true;
         int samples = 0;
         try {
             while (!closed) {
@@ -68,13 +70,17 @@ public final class LoadGovernor implements AutoCloseable {
                 Thread.sleep(SAMPLE_MILLIS);
                 long lateNanos = System.nanoTime() - before - TimeUnit.MILLISECONDS.toNanos(SAMPLE_MILLIS);
                 lateSum += Math.max(0, lateNanos) / 1e6;
-                busySum += busyRequests.getAsInt();
+                int busy = requests.busy();
+                int slow = requests.slow();
+                busySum += busy;
+                keepingUp &= busy <= RequestWatch.STEADY_AT_WORK && slow == 0;
                 if (++samples == SAMPLES_PER_TICK) {
                     started = started || allStarted.getAsBoolean();
-                    current = limit.update(busySum / samples, lateSum / samples, started);
+                    current = limit.update(busySum / samples, keepingUp, lateSum / samples, started);
                     gauge.accept(current);
                     lateSum = 0;
                     busySum = 0;
+                    keepingUp = true;
                     samples = 0;
                 }
             }
@@ -83,7 +89,7 @@ public final class LoadGovernor implements AutoCloseable {
         }
     }
 
-    /** Whether the limit has paused the load (requests at work, and not yet the floor). */
+    /** Whether the limit has paused the load (the node behind its requests, and not yet the floor). */
     public boolean paused() {
         return activeWorkers(current) == 0;
     }

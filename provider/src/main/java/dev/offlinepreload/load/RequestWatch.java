@@ -13,6 +13,12 @@ public interface RequestWatch {
      */
     long SLOW_MILLIS = 250;
 
+    /**
+     * The most requests at work at a time on a node that keeps up with its traffic (none slow): the revocation check and
+     * the load take their small shares then.
+     */
+    int STEADY_AT_WORK = 2;
+
     /** Requests at work now, and at least 1 if one began since the previous look. */
     int busy();
 

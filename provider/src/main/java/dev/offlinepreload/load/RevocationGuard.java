@@ -26,7 +26,7 @@ import org.jboss.logging.Logger;
  * A check falls due {@code delay} after its batch and then gives way to the node's requests, as the load does: one check
  * at a time, and only on a node that is not behind. It runs once no request has been at work for {@value #QUIET_MILLIS}
  * ms, or under steady traffic: once for {@value #STEADY_MILLIS} ms no request has taken longer than
- * {@link RequestWatch#SLOW_MILLIS} ms and at most {@value #STEADY_AT_WORK} have been at work at a time. Each check is
+ * {@link RequestWatch#SLOW_MILLIS} ms and at most {@value RequestWatch#STEADY_AT_WORK} have been at work at a time. Each check is
  * followed by a rest nine times as long as it took, so that checks take at most a tenth of the time, except on an idle
  * node (no request for {@value #IDLE_MILLIS} ms, when the load takes every worker too). A check that has waited one
  * more {@code delay} runs at once, and without a rest before it: every check runs within {@code 2 × delay} of its batch
@@ -49,8 +49,6 @@ public final class RevocationGuard implements AutoCloseable {
     static final long IDLE_MILLIS = 1_000;
     /** How long the node must have kept up with its requests before a due check runs under traffic. */
     static final long STEADY_MILLIS = 1_000;
-    /** The most requests at work at a time that count as keeping up. */
-    static final int STEADY_AT_WORK = 2;
     /** How often a due check looks at the requests. */
     private static final long SAMPLE_MILLIS = 25;
     /** The most of the time checks take while they are within their bound: a check of d is followed by a rest of 9 d. */
@@ -190,7 +188,7 @@ public final class RevocationGuard implements AutoCloseable {
             if (busy > 0) {
                 busySeenNanos = now;
             }
-            if (requests.slow() > 0 || busy > STEADY_AT_WORK) {
+            if (requests.slow() > 0 || busy > RequestWatch.STEADY_AT_WORK) {
                 behindSeenNanos = now;
             }
             long quietMillis = TimeUnit.NANOSECONDS.toMillis(now - busySeenNanos);

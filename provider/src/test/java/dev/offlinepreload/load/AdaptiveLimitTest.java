@@ -12,6 +12,9 @@ class AdaptiveLimitTest {
     private static final double ON_TIME = 0.1;
     private static final boolean STARTED = true;
     private static final boolean STARTING = false;
+    /** No request slow and at most two at work during the tick. */
+    private static final boolean KEPT_UP = true;
+    private static final boolean BEHIND = false;
 
     private static void quiet(AdaptiveLimit limit, int ticks) {
         quiet(limit, ticks, STARTED);
@@ -19,7 +22,7 @@ class AdaptiveLimitTest {
 
     private static void quiet(AdaptiveLimit limit, int ticks, boolean allStarted) {
         for (int i = 0; i < ticks; i++) {
-            limit.update(IDLE, LATE, allStarted);
+            limit.update(IDLE, KEPT_UP, LATE, allStarted);
         }
     }
 
@@ -43,7 +46,7 @@ class AdaptiveLimitTest {
     void aRequestBeforeTheTwoSecondsStartsTheCountOverAndThenASecondIsEnough() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         quiet(limit, AdaptiveLimit.STARTED_QUIET_TICKS - 1);
-        limit.update(BUSY, ON_TIME, STARTED);
+        limit.update(BUSY, BEHIND, ON_TIME, STARTED);
         quiet(limit, AdaptiveLimit.QUIET_TICKS - 1);
         assertThat(limit.limit()).isZero();
         quiet(limit, 1);
@@ -64,13 +67,13 @@ class AdaptiveLimitTest {
 
     @Test
     void afterTheQuietStartTheFirstQuietTickLetsTheLoadRunAndARequestStillStopsIt() {
-        AdaptiveLimit limit = new AdaptiveLimit(4, true, true);
+        AdaptiveLimit limit = new AdaptiveLimit(4, true, true, 0);
         assertThat(limit.limit()).isZero();
         quiet(limit, 1, STARTING);
         assertThat(limit.limit()).as("no second wait, even without every node's signal").isEqualTo(1);
         quiet(limit, 2, STARTING);
         assertThat(limit.limit()).isEqualTo(4);
-        limit.update(BUSY, ON_TIME, STARTED);
+        limit.update(BUSY, BEHIND, ON_TIME, STARTED);
         assertThat(limit.limit()).isZero();
         quiet(limit, AdaptiveLimit.QUIET_TICKS - 1);
         assertThat(limit.limit()).as("after a request, a quiet second as ever").isZero();
@@ -81,7 +84,7 @@ class AdaptiveLimitTest {
     @Test
     void onceItHasSeenARequestAQuietSecondIsEnough() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        limit.update(BUSY, ON_TIME, STARTED);
+        limit.update(BUSY, BEHIND, ON_TIME, STARTED);
         quiet(limit, AdaptiveLimit.QUIET_TICKS - 1);
         assertThat(limit.limit()).isZero();
         assertThat(limit.describe()).contains("no request at work for 900 ms");
@@ -94,16 +97,16 @@ class AdaptiveLimitTest {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         quiet(limit, AdaptiveLimit.FIRST_QUIET_TICKS + 2);
         assertThat(limit.limit()).isEqualTo(4);
-        limit.update(BUSY, ON_TIME, STARTED);
+        limit.update(BUSY, BEHIND, ON_TIME, STARTED);
         assertThat(limit.limit()).isZero();
-        assertThat(limit.describe()).contains("load limit 0.00 of 4 workers (2.0 requests at work, threads 0.1 ms late for a CPU)");
+        assertThat(limit.describe()).contains("load limit 0.00 of 4 workers (2.0 requests at work, behind, threads 0.1 ms late for a CPU)");
     }
 
     @Test
     void aGapBetweenRequestsIsNoQuietNode() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         for (int i = 0; i < AdaptiveLimit.PATIENCE_TICKS - 10; i++) {
-            limit.update(i % 3 == 0 ? BUSY : IDLE, ON_TIME, STARTED);
+            limit.update(i % 3 == 0 ? BUSY : IDLE, i % 3 != 0, ON_TIME, STARTED);
         }
         assertThat(limit.limit()).isZero();
     }
@@ -112,26 +115,78 @@ class AdaptiveLimitTest {
     void onlyAfterFiveMinutesWithoutAQuietSecondDoesItKeepTheFloorSoThatEveryLoadFinishes() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         for (int i = 1; i < AdaptiveLimit.PATIENCE_TICKS; i++) {
-            limit.update(i % 2 == 0 ? BUSY : IDLE, LATE, STARTED);
+            limit.update(i % 2 == 0 ? BUSY : IDLE, i % 2 != 0, LATE, STARTED);
         }
         assertThat(limit.limit()).isZero();
-        limit.update(BUSY, LATE, STARTED);
+        limit.update(BUSY, BEHIND, LATE, STARTED);
         assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
         assertThat(limit.describe()).contains("no quiet second for 300 s");
 
         quiet(limit, AdaptiveLimit.QUIET_TICKS); // a quiet second: full speed, and the patience starts over
         assertThat(limit.limit()).isEqualTo(1);
         for (int i = 0; i < 10; i++) {
-            limit.update(BUSY, ON_TIME, STARTED);
+            limit.update(BUSY, BEHIND, ON_TIME, STARTED);
         }
         assertThat(limit.limit()).isZero();
+    }
+
+    private static final double SHARE = 0.25;
+
+    private static void keptUp(AdaptiveLimit limit, int ticks) {
+        for (int i = 0; i < ticks; i++) {
+            limit.update(i % 2 == 0 ? 1 : IDLE, KEPT_UP, ON_TIME, STARTED); // a request every other tick, none slow
+        }
+    }
+
+    @Test
+    void underSteadyTrafficTheLoadTakesItsShareOnceTheNodeHasKeptUpForFiveSecondsAndStopsAtTheFirstSlowRequest() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true, false, SHARE);
+        limit.update(BUSY, BEHIND, LATE, STARTED); // a restart's backlog
+        keptUp(limit, AdaptiveLimit.STEADY_TICKS - 1);
+        assertThat(limit.limit()).as("not yet five seconds kept up with").isZero();
+        keptUp(limit, 1);
+        assertThat(limit.limit()).as("one worker a quarter of the time").isEqualTo(SHARE);
+        assertThat(limit.describe()).contains("load limit 0.25 of 4 workers (1.0 requests at work, kept up with for 5 s");
+
+        limit.update(1, BEHIND, ON_TIME, STARTED); // one request finished slow, or more than two at work
+        assertThat(limit.limit()).as("behind: nothing, at once").isZero();
+        keptUp(limit, AdaptiveLimit.STEADY_TICKS - 1);
+        assertThat(limit.limit()).as("five seconds kept up with again first").isZero();
+        keptUp(limit, 1);
+        assertThat(limit.limit()).isEqualTo(SHARE);
+
+        quiet(limit, AdaptiveLimit.QUIET_TICKS);
+        assertThat(limit.limit()).as("a quiet second: more than the share").isEqualTo(1);
+        keptUp(limit, 1);
+        assertThat(limit.limit()).as("requests again, kept up with all along: back to the share").isEqualTo(SHARE);
+    }
+
+    @Test
+    void beforeThePassHasSeenARequestQuietTicksAreNoSteadyTraffic() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true, false, SHARE);
+        quiet(limit, AdaptiveLimit.STEADY_TICKS + 10, STARTING); // a node waiting for its peers and its traffic
+        limit.update(1, KEPT_UP, ON_TIME, STARTED); // the restart's first request
+        assertThat(limit.limit()).isZero();
+        keptUp(limit, AdaptiveLimit.STEADY_TICKS - 2);
+        assertThat(limit.limit()).isZero();
+        keptUp(limit, 1);
+        assertThat(limit.limit()).isEqualTo(SHARE);
+    }
+
+    @Test
+    void withoutASteadyShareTrafficKeptUpWithStillStopsTheLoadUntilTheFloor() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true, false, 0);
+        keptUp(limit, AdaptiveLimit.PATIENCE_TICKS - 1);
+        assertThat(limit.limit()).isZero();
+        keptUp(limit, 2);
+        assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
     }
 
     @Test
     void switchedOffItIsAlwaysEveryWorker() {
         AdaptiveLimit limit = new AdaptiveLimit(4, false);
         assertThat(limit.limit()).isEqualTo(4);
-        limit.update(BUSY, LATE, STARTED);
+        limit.update(BUSY, BEHIND, LATE, STARTED);
         assertThat(limit.limit()).isEqualTo(4);
         assertThat(limit.describe()).contains("adaptive-load=false");
     }

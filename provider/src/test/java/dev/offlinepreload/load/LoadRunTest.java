@@ -48,7 +48,22 @@ class LoadRunTest {
 
     /** A governor that is not started: its limit stays where the AdaptiveLimit is. */
     private static LoadGovernor fullSpeed(int workers) {
-        return new LoadGovernor(new AdaptiveLimit(workers, false), () -> 0, () -> true, limit -> { }, false);
+        return new LoadGovernor(new AdaptiveLimit(workers, false), atWork(0), () -> true, limit -> { }, false);
+    }
+
+    /** Requests as a governor sees them: {@code n} at work all the time, none finishing. */
+    private static RequestWatch atWork(int n) {
+        return new RequestWatch() {
+            @Override
+            public int busy() {
+                return n;
+            }
+
+            @Override
+            public int slow() {
+                return 0;
+            }
+        };
     }
 
     private static final Duration SECOND = Duration.ofSeconds(1);
@@ -68,12 +83,12 @@ class LoadRunTest {
     void atALimitBelowOneWorkerOnlyOneWorkerLoadsAndTheLoadStillCompletes() throws Exception {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
         for (int tick = 0; tick < AdaptiveLimit.PATIENCE_TICKS; tick++) {
-            limit.update(3, 10, true); // requests at work, threads 10 ms late for a CPU
+            limit.update(3, false, 10, true); // requests at work, threads 10 ms late for a CPU
         }
         assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
 
         LoadRun.Outcome outcome = run(4, SECOND, new AtomicBoolean(), new RateLimit(0, System::nanoTime),
-                new LoadGovernor(limit, () -> 3, () -> true, l -> { }, false)).run(withBatchSize(10, 50), Long.MAX_VALUE, stats);
+                new LoadGovernor(limit, atWork(3), () -> true, l -> { }, false)).run(withBatchSize(10, 50), Long.MAX_VALUE, stats);
 
         assertThat(outcome).isEqualTo(LoadRun.Outcome.COMPLETE);
         assertThat(store.cache).hasSize(50);
@@ -96,7 +111,7 @@ class LoadRunTest {
     /** Two hot batches, then two of the tail, with the limit at 0 (requests at work, threads late), stopped after {@code runFor}. */
     private LoadRun.Outcome runPausedWithHotBatchesFor(Duration runFor, boolean hotUnpaused) throws Exception {
         AdaptiveLimit limit = new AdaptiveLimit(4, true);
-        limit.update(3, 10, true);
+        limit.update(3, false, 10, true);
         assertThat(limit.limit()).isZero();
         for (int i = 0; i < 6; i++) {
             store.database.add("s" + i);
@@ -114,7 +129,7 @@ class LoadRunTest {
         });
         stopper.start();
         LoadRun.Outcome outcome = run(4, SECOND, stop, new RateLimit(0, System::nanoTime),
-                new LoadGovernor(limit, () -> 3, () -> true, l -> { }, hotUnpaused)).run(batches, Long.MAX_VALUE, stats);
+                new LoadGovernor(limit, atWork(3), () -> true, l -> { }, hotUnpaused)).run(batches, Long.MAX_VALUE, stats);
         stopper.join();
         return outcome;
     }

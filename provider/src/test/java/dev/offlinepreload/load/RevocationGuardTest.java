@@ -94,7 +94,7 @@ class RevocationGuardTest {
 
     @Test
     void moreRequestsAtWorkThanASteadyNodeHasKeepACheckWaiting() throws InterruptedException {
-        store.requestsAtWork = RevocationGuard.STEADY_AT_WORK + 1; // none finished late yet: they are all still at work
+        store.requestsAtWork = RequestWatch.STEADY_AT_WORK + 1; // none finished late yet: they are all still at work
         try (RevocationGuard guard = new RevocationGuard(store, Duration.ofMillis(500))) {
             imported(guard, "a");
             Thread.sleep(900); // due since 0.4 s, its bound at 1 s
