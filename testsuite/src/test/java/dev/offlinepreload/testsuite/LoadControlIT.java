@@ -34,7 +34,9 @@ import org.junit.jupiter.api.parallel.Isolated;
  * adaptive-load and the hot tier at their defaults, as behaviours: the sessions refreshed recently (the real offline
  * tokens; the seeded ones were last refreshed over the past week) are cached first, long before the load is done;
  * while the node loads, real token refreshes at work on it bring the load limit below what it is with no request at
- * work; when they stop, it goes back up; the load completes.
+ * work; a refresh every 200 ms, which the node keeps up with but which never leaves it a quiet second, gets the load
+ * its steady share (steady-traffic-percent) and the load moves on; when the refreshes stop, the limit goes back up;
+ * the load completes.
  * <p>
  * Runs alone: its refreshes must land early in a capped load, which another class's cluster on the same CPUs would
  * stretch or squeeze.
@@ -48,6 +50,8 @@ class LoadControlIT {
     private static final int CALLERS = 8;
     private static final int WORKERS = 4;
     private static final int BATCH = 1000;
+    /** steady-traffic-percent's default, as the gauge shows it: one worker a quarter of the time. */
+    private static final double STEADY_SHARE = 0.25;
     private static final Pattern HOT = Pattern.compile("loading (\\d+) sessions \\((\\d+) recently refreshed first;");
 
     private static KeycloakCluster cluster;
@@ -57,8 +61,8 @@ class LoadControlIT {
     @BeforeAll
     static void sessionsAndRealOfflineTokens() {
         cluster = KeycloakCluster.builder(LoadControlIT.class.getSimpleName()).nodes(1).heap("-Xms512m -Xmx1g")
-                // The cap makes the load last about a minute at full speed: time to send requests while it runs.
-                .env(optionEnv("max-sessions-per-second"), "4000")
+                // The cap makes the load last over a minute at full speed: time to send requests while it runs.
+                .env(optionEnv("max-sessions-per-second"), "3000")
                 .env(optionEnv("workers-per-node"), Integer.toString(WORKERS))
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "300000")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", "300000")
@@ -141,6 +145,32 @@ class LoadControlIT {
             callers.shutdown();
         }
         assertThat(refreshed.get()).isPositive();
+
+        // Steady traffic: one refresh every 200 ms, each answered in milliseconds; never a quiet second.
+        AtomicBoolean steadyStop = new AtomicBoolean();
+        ExecutorService steadyCaller = Executors.newSingleThreadExecutor();
+        Future<?> steady = steadyCaller.submit(() -> {
+            OidcClient client = new OidcClient(node, REALM, APP);
+            for (int i = 0; !steadyStop.get(); i++) {
+                TokenResponse response = client.refresh(tokens.get(i % TOKENS).refreshToken());
+                assertThat(response.status()).as("%s", response).isEqualTo(200);
+                Thread.sleep(200);
+            }
+            return null;
+        });
+        try {
+            await("the steady share under traffic the node keeps up with").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(250)).until(() -> limit(node) == STEADY_SHARE);
+            long underTraffic = NodeMetrics.scrape(node).preloaded("loaded");
+            await("the load moves on under that traffic").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(500))
+                    .until(() -> NodeMetrics.scrape(node).preloaded("loaded") > underTraffic);
+            assertThat(limit(node)).as("no quiet second meanwhile").isLessThan(1);
+        } finally {
+            steadyStop.set(true);
+            steady.get(30, TimeUnit.SECONDS);
+            steadyCaller.shutdown();
+        }
 
         await("the limit rises again once they stop").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250))
                 .until(() -> limit(node) >= WORKERS);
