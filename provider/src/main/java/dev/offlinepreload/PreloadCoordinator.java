@@ -25,6 +25,7 @@ import dev.offlinepreload.load.LoadGovernor;
 import dev.offlinepreload.load.LoadRun;
 import dev.offlinepreload.load.LoadStats;
 import dev.offlinepreload.load.RateLimit;
+import dev.offlinepreload.load.RequestWatch;
 import dev.offlinepreload.load.Retry;
 import dev.offlinepreload.load.RevocationGuard;
 import dev.offlinepreload.load.SessionCount;
@@ -254,9 +255,10 @@ public final class PreloadCoordinator implements AutoCloseable {
         boolean sawRequest = false;
         boolean saidForming = false;
         ClusterStart cluster = ClusterStart.FORMING;
+        RequestWatch requests = store.newRequestWatch();
         for (int looks = 1; !closing; looks++) {
             Thread.sleep(lookMillis);
-            boolean idle = store.busyRequests() == 0;
+            boolean idle = requests.busy() == 0;
             sawRequest |= !idle;
             quiet = idle ? quiet + 1 : 0;
             if (!sawRequest && cluster != ClusterStart.STARTED) {
@@ -364,8 +366,10 @@ public final class PreloadCoordinator implements AutoCloseable {
         List<LoadStats> stages = new ArrayList<>(2);
         // Removals are watched from the first stage's load on, not earlier: the window keeps every removal until it
         // closes, and a node may wait minutes for a quiet second. With a hot stage, from before its load (below).
-        try (LoadGovernor governor = new LoadGovernor(new AdaptiveLimit(config.workers(), config.adaptiveLoad(), quietSeen,
-                config.steadyTrafficPercent() / 100.0), store.newRequestWatch(), () -> store.clusterStart(topology.members().size()) == ClusterStart.STARTED, metrics::loadLimit,
+        AdaptiveLimit limit = new AdaptiveLimit(config.workers(), config.adaptiveLoad(), quietSeen,
+                config.steadyTrafficPercent() / 100.0);
+        try (LoadGovernor governor = new LoadGovernor(limit, store.newRequestWatch(),
+                () -> store.clusterStart(topology.members().size()) == ClusterStart.STARTED, metrics::loadLimit,
                 hotFirst).start();
              SessionStore.RemovalWindow removals = hotFirst ? store.watchRemovals() : null) {
             if (hotFirst) {

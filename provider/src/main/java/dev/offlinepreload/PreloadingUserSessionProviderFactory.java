@@ -13,7 +13,6 @@ import java.util.concurrent.TimeoutException;
 import dev.offlinepreload.config.InvalidOptionException;
 import dev.offlinepreload.keycloak.Compatibility;
 import dev.offlinepreload.keycloak.KeycloakSessionStore;
-import dev.offlinepreload.keycloak.RequestsAtWork;
 import dev.offlinepreload.report.PreloadMetrics;
 import dev.offlinepreload.report.PreloadState;
 import dev.offlinepreload.config.PreloadConfig;
@@ -77,8 +76,6 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
     private Thread shutdownHook;
     /** Completes once this node's first pass is over, or at once where this node does not preload. */
     private final CompletableFuture<Void> firstPassOver = new CompletableFuture<>();
-    /** The sessions at work that use user sessions: what adaptive-load yields to. */
-    private final RequestsAtWork requests = new RequestsAtWork();
 
     /**
      * Build time ({@code kc.sh build}): false leaves this factory out of the built server, which is then stock Keycloak.
@@ -155,7 +152,7 @@ public class PreloadingUserSessionProviderFactory implements UserSessionProvider
                 log.infof("Offline session preloading does not apply on this node: %s", reason);
                 return;
             }
-            store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID, config.databaseTimeout(), requests);
+            store = KeycloakSessionStore.open(sessionFactory, PROVIDER_ID, config.databaseTimeout());
             reason = store.whyNotApplicable();
             if (reason != null) {
                 metrics.state(PreloadState.NOT_APPLICABLE);

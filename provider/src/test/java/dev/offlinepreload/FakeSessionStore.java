@@ -158,16 +158,11 @@ final class FakeSessionStore implements SessionStore {
     }
 
     @Override
-    public int busyRequests() {
-        return Math.max(busyRequests, arrivals.getAndSet(0) > 0 ? 1 : 0);
-    }
-
-    @Override
     public RequestWatch newRequestWatch() {
         return new RequestWatch() {
             @Override
             public int busy() {
-                return busyRequests();
+                return Math.max(busyRequests, arrivals.getAndSet(0) > 0 ? 1 : 0);
             }
 
             @Override

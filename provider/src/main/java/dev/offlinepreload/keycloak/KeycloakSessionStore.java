@@ -45,15 +45,13 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     private final boolean persistentSessions;
     private final OfflineCaches caches;
     private final SessionQueries queries;
-    private final RequestsAtWork requests;
     private final RemovalWatch removals = new RemovalWatch();
     private final StartedNodes started;
     private final String nodeName;
 
     private KeycloakSessionStore(KeycloakSessionFactory factory, String providerId, OfflineCaches caches, StartedNodes started,
-                                 SessionQueries queries, String nodeName, RequestsAtWork requests) {
+                                 SessionQueries queries, String nodeName) {
         this.factory = factory;
-        this.requests = requests;
         this.providerId = providerId;
         this.persistentSessions = persistentSessions();
         this.caches = caches;
@@ -73,10 +71,8 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
      * Looks the caches up once; they live as long as the node.
      *
      * @param statementTimeout longest one loader statement may take or wait for the database
-     * @param requests         what the factory counts of the sessions at work: the governor's signal
      */
-    public static KeycloakSessionStore open(KeycloakSessionFactory factory, String providerId, Duration statementTimeout,
-                                            RequestsAtWork requests) {
+    public static KeycloakSessionStore open(KeycloakSessionFactory factory, String providerId, Duration statementTimeout) {
         return KeycloakModelUtils.runJobInTransactionWithResult(factory, session -> {
             InfinispanConnectionProvider infinispan = session.getProvider(InfinispanConnectionProvider.class);
             OfflineCaches caches = OfflineCaches.of(
@@ -90,7 +86,7 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
                     KeycloakMinor.RUNNING));
             return new KeycloakSessionStore(factory, providerId, caches,
                     new StartedNodes(infinispan.getCache(InfinispanConnectionProvider.WORK_CACHE_NAME)), queries,
-                    KeycloakMinor.RUNNING.nodeName(infinispan), requests);
+                    KeycloakMinor.RUNNING.nodeName(infinispan));
         });
     }
 
@@ -102,11 +98,6 @@ public final class KeycloakSessionStore implements SessionStore, AutoCloseable {
     @Override
     public String sessionMode() {
         return persistentSessions ? "persistent" : "volatile";
-    }
-
-    @Override
-    public int busyRequests() {
-        return requests.busy();
     }
 
     @Override

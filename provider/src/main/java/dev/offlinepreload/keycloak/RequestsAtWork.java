@@ -20,8 +20,8 @@ public final class RequestsAtWork implements RequestWatch {
     private static final long SLOW_NANOS = TimeUnit.MILLISECONDS.toNanos(SLOW_MILLIS);
 
     /*
-     * BEGUN and SLOW at the previous look; each instance is read by one thread at a time: the coordinator's during the
-     * quiet start, then the governor's, which that thread starts (the revocation check has an instance of its own).
+     * BEGUN and SLOW at the previous look; each instance is read by one thread (the quiet start's, the governor's, the
+     * revocation check's: SessionStore.newRequestWatch()).
      */
     private long seenBegun = BEGUN.get();
     private long seenSlow = SLOW.get();

@@ -27,14 +27,8 @@ public interface SessionStore {
     }
 
     /**
-     * How many Keycloak requests that use user sessions are at work now, and at least 1 if one began since the
-     * previous call: the quiet start's and the governor's signal (called from one thread at a time).
-     */
-    int busyRequests();
-
-    /**
-     * A view of its own of the requests, for one more thread that samples them (the revocation check's): at work as
-     * {@link #busyRequests()} counts them, and which of them were slow.
+     * A view of its own of the Keycloak requests, for one thread that samples them (the quiet start's, the governor's,
+     * the revocation check's): how many are at work, and which of them were slow.
      */
     RequestWatch newRequestWatch();
 

@@ -48,11 +48,6 @@ class FakeStore implements SessionStore {
     }
 
     @Override
-    public int busyRequests() {
-        return 0;
-    }
-
-    @Override
     public RequestWatch newRequestWatch() {
         return new RequestWatch() {
             @Override
