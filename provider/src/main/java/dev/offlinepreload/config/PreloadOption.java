@@ -55,11 +55,12 @@ public enum PreloadOption {
                     + "with persistent sessions the first pass also waits for quiet-start-seconds. After five minutes "
                     + "without a quiet second it keeps one worker at least 2% of the time, so every load finishes. "
                     + "false = always every worker, from the start."),
-    STEADY_TRAFFIC_PERCENT("steady-traffic-percent", "int", "25",
+    STEADY_TRAFFIC_PERCENT("steady-traffic-percent", "int", "0",
             "With adaptive-load, the percent of one worker's time, 0 to 100, a pass takes once the node has kept up "
-                    + "with its requests for 5 s (none slower than 250 ms, at most 2 at work at a time): a load under "
-                    + "traffic that never pauses for a second still finishes. 0 = load only on a quiet node (and at the "
-                    + "floor after five minutes)."),
+                    + "with its requests for 5 s (none slower than 250 ms, at most 2 at work at a time), so that a "
+                    + "load under traffic that never pauses for a second still moves. 0 (the default) = load only on "
+                    + "a quiet node, and at the floor after five minutes: at 25 the requests' p99 under steady traffic "
+                    + "was three to five times stock's on the benchmark's shared cores (docs/performance.md, run cf)."),
     QUIET_START_SECONDS("quiet-start-seconds", "int", "30",
             "With persistent sessions and adaptive-load, how long a node that has had no request waits once every "
                     + "expected node has started before its first pass begins, 0 to 3600 s (25 s more when a peer "

@@ -72,6 +72,7 @@ class PreloadConfigTest {
         assertThat(config.joinTimeout()).hasSeconds(300);
         assertThat(config.revocationRecheck()).hasSeconds(30);
         assertThat(config.quietStart()).as("room for a late load balancer").hasSeconds(30);
+        assertThat(config.steadyTrafficPercent()).as("only on a quiet node: a share raised p99 under traffic").isZero();
         assertThat(config.holdReadiness()).as("the hot tier, with volatile sessions").isEqualTo(ReadinessHold.AUTO);
         assertThat(config.buildIndexesOnline()).isTrue();
     }
@@ -115,6 +116,9 @@ class PreloadConfigTest {
         assertThat(parse(Map.of("quiet-start-seconds", "0")).quietStart()).as("a restart without traffic").isZero();
         assertThatThrownBy(() -> parse(Map.of("quiet-start-seconds", "-1")))
                 .hasMessageContaining("quiet-start-seconds").hasMessageContaining("from 0 to 3600");
+        assertThat(parse(Map.of("steady-traffic-percent", "25")).steadyTrafficPercent()).isEqualTo(25);
+        assertThatThrownBy(() -> parse(Map.of("steady-traffic-percent", "101")))
+                .hasMessageContaining("steady-traffic-percent").hasMessageContaining("from 0 to 100");
     }
 
     @Test

@@ -34,8 +34,8 @@ import org.junit.jupiter.api.parallel.Isolated;
  * adaptive-load and the hot tier at their defaults, as behaviours: the sessions refreshed recently (the real offline
  * tokens; the seeded ones were last refreshed over the past week) are cached first, long before the load is done;
  * while the node loads, real token refreshes at work on it bring the load limit below what it is with no request at
- * work; a refresh every 200 ms, which the node keeps up with but which never leaves it a quiet second, gets the load
- * its steady share (steady-traffic-percent) and the load moves on; when the refreshes stop, the limit goes back up;
+ * work; with steady-traffic-percent set, a refresh every 200 ms, which the node keeps up with but which never leaves
+ * it a quiet second, gets the load that share and the load moves on; when the refreshes stop, the limit goes back up;
  * the load completes.
  * <p>
  * Runs alone: its refreshes must land early in a capped load, which another class's cluster on the same CPUs would
@@ -50,7 +50,7 @@ class LoadControlIT {
     private static final int CALLERS = 8;
     private static final int WORKERS = 4;
     private static final int BATCH = 1000;
-    /** steady-traffic-percent's default, as the gauge shows it: one worker a quarter of the time. */
+    /** steady-traffic-percent=25 (the default is 0), as the gauge shows it: one worker a quarter of the time. */
     private static final double STEADY_SHARE = 0.25;
     private static final Pattern HOT = Pattern.compile("loading (\\d+) sessions \\((\\d+) recently refreshed first;");
 
@@ -64,6 +64,7 @@ class LoadControlIT {
                 // The cap makes the load last over a minute at full speed: time to send requests while it runs.
                 .env(optionEnv("max-sessions-per-second"), "3000")
                 .env(optionEnv("workers-per-node"), Integer.toString(WORKERS))
+                .env(optionEnv("steady-traffic-percent"), "25")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_SESSIONS_MAX_COUNT", "300000")
                 .env("KC_CACHE_EMBEDDED_OFFLINE_CLIENT_SESSIONS_MAX_COUNT", "300000")
                 .build().start();
