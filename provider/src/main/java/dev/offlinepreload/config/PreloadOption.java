@@ -50,8 +50,9 @@ public enum PreloadOption {
     ADAPTIVE_LOAD("adaptive-load", "boolean", "true",
             "Let live requests go first: a pass plans and loads at full speed while the node is quiet (no request "
                     + "using sessions at work for 1 s; before the pass has seen one, for 2 s after every node has "
-                    + "started, or 10 s), takes steady-traffic-percent of one worker while the node keeps up with its "
-                    + "requests, and stops while it is behind (a request slower than 250 ms or more than 2 at work); "
+                    + "started, or 10 s) and stops while any is at work; with steady-traffic-percent set it takes that "
+                    + "share of one worker while the node keeps up with its requests (none slower than 250 ms, at most "
+                    + "2 at work) and stops only while the node is behind; "
                     + "with persistent sessions the first pass also waits for quiet-start-seconds. After five minutes "
                     + "without a quiet second it keeps one worker at least 2% of the time, so every load finishes. "
                     + "false = always every worker, from the start."),
@@ -60,7 +61,8 @@ public enum PreloadOption {
                     + "with its requests for 5 s (none slower than 250 ms, at most 2 at work at a time), so that a "
                     + "load under traffic that never pauses for a second still moves. 0 (the default) = load only on "
                     + "a quiet node, and at the floor after five minutes: at 25 the requests' p99 under steady traffic "
-                    + "was three to five times stock's on the benchmark's shared cores (docs/performance.md, run cf)."),
+                    + "was 171-331 ms against stock's 37-252 ms on the benchmark's shared cores (docs/performance.md, "
+                    + "run cf)."),
     QUIET_START_SECONDS("quiet-start-seconds", "int", "30",
             "With persistent sessions and adaptive-load, how long a node that has had no request waits once every "
                     + "expected node has started before its first pass begins, 0 to 3600 s (25 s more when a peer "

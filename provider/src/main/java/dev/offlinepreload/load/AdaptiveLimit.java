@@ -18,7 +18,7 @@ import java.util.Locale;
  * in a row if that moment does not come (a member without this provider, or with preloading off, never says it). A
  * single node with no traffic thus loads 2 s after its start. A pass that begins after the coordinator's quiet start
  * has seen that quiet already and runs from its first quiet tick. Requests are counted as they arrive, so the first
- * one stops a load that began in that quiet within a tick.</li>
+ * one stops a load that began in that quiet within a tick (brings it down to the steady share, where one is set).</li>
  * <li>requests at work, the node keeping up with them: once for {@value #STEADY_TICKS} ticks in a row no request has
  * taken longer than {@link RequestWatch#SLOW_MILLIS} ms and at most {@link RequestWatch#STEADY_AT_WORK} have been at
  * work at a time, one worker the {@code steadyShare} of the time (steady-traffic-percent), so that a load under traffic
@@ -121,6 +121,9 @@ public final class AdaptiveLimit {
         }
         ticksWithoutQuiet++;
         if (idle) {
+            if (!keepingUp && limit < 1) {
+                limit = Math.min(limit, ticksWithoutQuiet >= PATIENCE_TICKS ? FLOOR : 0); // a slow one just finished
+            }
             reason = "no request at work for " + quietTicks * TICK_MILLIS + " ms"
                     + (sawRequest || allStarted ? "" : ", not every node has started");
             return limit;

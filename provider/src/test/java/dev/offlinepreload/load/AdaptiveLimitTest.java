@@ -155,6 +155,11 @@ class AdaptiveLimitTest {
         keptUp(limit, 1);
         assertThat(limit.limit()).isEqualTo(SHARE);
 
+        limit.update(IDLE, BEHIND, ON_TIME, STARTED); // a slow request that finished just before the tick's first look
+        assertThat(limit.limit()).as("behind, even in a tick with none at work").isZero();
+        keptUp(limit, AdaptiveLimit.STEADY_TICKS + 1);
+        assertThat(limit.limit()).isEqualTo(SHARE);
+
         quiet(limit, AdaptiveLimit.QUIET_TICKS);
         assertThat(limit.limit()).as("a quiet second: more than the share").isEqualTo(1);
         keptUp(limit, 1);

@@ -102,7 +102,7 @@ class LoadControlIT {
         long hot = Long.parseLong(start.group(2));
         // The real tokens, and the seeded sessions of the last hour: about 1/168 of them.
         assertThat(hot).isBetween((long) TOKENS, (long) TOKENS + 200_000 / 168 * 2);
-        // A few batches past the hot tier (at 4,000 sessions/s the tail takes most of a minute): in key order, most
+        // A few batches past the hot tier (at 3,000 sessions/s the tail takes over a minute): in key order, most
         // of the 20 sessions would still be missing now.
         await("the hot tier loaded").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
                 .until(() -> NodeMetrics.scrape(node).preloaded("loaded") >= hot + WORKERS * BATCH);
@@ -136,8 +136,9 @@ class LoadControlIT {
             }));
         }
         try {
-            await("the limit falls while refreshes are at work").atMost(Duration.ofSeconds(30))
-                    .pollInterval(Duration.ofMillis(250)).until(() -> limit(node) < 1);
+            // Eight callers keep more than two requests at work: the node is behind, not keeping up, so 0 (not the share).
+            await("the limit falls to 0 while refreshes pile up").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(250)).until(() -> limit(node) == 0);
         } finally {
             stop.set(true);
             for (Future<?> caller : traffic) {
@@ -160,7 +161,7 @@ class LoadControlIT {
             return null;
         });
         try {
-            await("the steady share under traffic the node keeps up with").atMost(Duration.ofSeconds(30))
+            await("the steady share under traffic the node keeps up with").atMost(Duration.ofSeconds(60))
                     .pollInterval(Duration.ofMillis(250)).until(() -> limit(node) == STEADY_SHARE);
             long underTraffic = NodeMetrics.scrape(node).preloaded("loaded");
             await("the load moves on under that traffic").atMost(Duration.ofSeconds(30))
