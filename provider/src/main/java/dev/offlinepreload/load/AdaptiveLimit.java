@@ -122,20 +122,24 @@ public final class AdaptiveLimit {
         ticksWithoutQuiet++;
         if (idle) {
             if (!keepingUp && limit < 1) {
-                limit = Math.min(limit, ticksWithoutQuiet >= PATIENCE_TICKS ? FLOOR : 0); // a slow one just finished
+                limit = floor(); // a slow one finished just before this tick's first look
             }
             reason = "no request at work for " + quietTicks * TICK_MILLIS + " ms"
                     + (sawRequest || allStarted ? "" : ", not every node has started");
             return limit;
         }
-        double floor = ticksWithoutQuiet >= PATIENCE_TICKS ? Math.min(FLOOR, max) : 0;
         boolean steady = steadyShare > 0 && steadyTicks >= STEADY_TICKS;
-        limit = steady ? Math.max(steadyShare, floor) : floor;
+        limit = steady ? Math.max(steadyShare, floor()) : floor();
         reason = String.format(Locale.ROOT, "%.1f requests at work, %s, threads %.1f ms late for a CPU%s", busyRequests,
                 steady ? "kept up with for " + steadyTicks * TICK_MILLIS / 1000 + " s" : keepingUp ? "kept up with"
                         : "behind", lateMillis,
                 limit > 0 && !steady ? ", no quiet second for " + ticksWithoutQuiet * TICK_MILLIS / 1000 + " s" : "");
         return limit;
+    }
+
+    /** The floor once the patience has run out without a quiet second, else 0. */
+    private double floor() {
+        return ticksWithoutQuiet >= PATIENCE_TICKS ? Math.min(FLOOR, max) : 0;
     }
 
     public synchronized double limit() {

@@ -8,7 +8,8 @@ import java.util.function.DoubleConsumer;
  * Runs an {@link AdaptiveLimit} while a node loads: a daemon thread sleeps {@value #SAMPLE_MILLIS} ms at a time,
  * counting the Keycloak requests at work and those that finished slow (and measuring how late it wakes, the scheduling
  * delay every thread of the node sees, for the progress line); every {@link AdaptiveLimit#TICK_MILLIS} ms it updates
- * the limit. Workers ask before each batch whether they may run ({@link #awaitTurn}) and, below one worker, rest after it ({@link #rest}).
+ * the limit. Workers ask before each batch whether they may run ({@link #awaitTurn}) and, below one worker, rest after
+ * it ({@link #rest}).
  * Its own cost: one wake-up every 25 ms.
  */
 public final class LoadGovernor implements AutoCloseable {

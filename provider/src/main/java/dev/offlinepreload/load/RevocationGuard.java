@@ -26,8 +26,8 @@ import org.jboss.logging.Logger;
  * A check falls due {@code delay} after its batch and then gives way to the node's requests, as the load does: one check
  * at a time, and only on a node that is not behind. It runs once no request has been at work for {@value #QUIET_MILLIS}
  * ms, or under steady traffic: once for {@value #STEADY_MILLIS} ms no request has taken longer than
- * {@link RequestWatch#SLOW_MILLIS} ms and at most {@value RequestWatch#STEADY_AT_WORK} have been at work at a time. Each check is
- * followed by a rest nine times as long as it took, so that checks take at most a tenth of the time, except on an idle
+ * {@link RequestWatch#SLOW_MILLIS} ms and at most {@value RequestWatch#STEADY_AT_WORK} have been at work at a time.
+ * Each check is followed by a rest nine times as long as it took, so that checks take at most a tenth of the time, except on an idle
  * node (no request for {@value #IDLE_MILLIS} ms, when the load takes every worker too). A check that has waited one
  * more {@code delay} runs at once, and without a rest before it: every check runs within {@code 2 × delay} of its batch
  * unless the checks queued before it take longer than that (a database slower than the loads). In the restart windows

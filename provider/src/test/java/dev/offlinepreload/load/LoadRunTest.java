@@ -47,23 +47,14 @@ class LoadRunTest {
     }
 
     /** A governor that is not started: its limit stays where the AdaptiveLimit is. */
-    private static LoadGovernor fullSpeed(int workers) {
-        return new LoadGovernor(new AdaptiveLimit(workers, false), atWork(0), () -> true, limit -> { }, false);
+    private LoadGovernor fullSpeed(int workers) {
+        return new LoadGovernor(new AdaptiveLimit(workers, false), store.newRequestWatch(), () -> true, limit -> { }, false);
     }
 
-    /** Requests as a governor sees them: {@code n} at work all the time, none finishing. */
-    private static RequestWatch atWork(int n) {
-        return new RequestWatch() {
-            @Override
-            public int busy() {
-                return n;
-            }
-
-            @Override
-            public int slow() {
-                return 0;
-            }
-        };
+    /** The store's requests as a governor sees them, {@code n} at work all the time. */
+    private RequestWatch requestsAtWork(int n) {
+        store.requestsAtWork = n;
+        return store.newRequestWatch();
     }
 
     private static final Duration SECOND = Duration.ofSeconds(1);
@@ -88,7 +79,7 @@ class LoadRunTest {
         assertThat(limit.limit()).isEqualTo(AdaptiveLimit.FLOOR);
 
         LoadRun.Outcome outcome = run(4, SECOND, new AtomicBoolean(), new RateLimit(0, System::nanoTime),
-                new LoadGovernor(limit, atWork(3), () -> true, l -> { }, false)).run(withBatchSize(10, 50), Long.MAX_VALUE, stats);
+                new LoadGovernor(limit, requestsAtWork(3), () -> true, l -> { }, false)).run(withBatchSize(10, 50), Long.MAX_VALUE, stats);
 
         assertThat(outcome).isEqualTo(LoadRun.Outcome.COMPLETE);
         assertThat(store.cache).hasSize(50);
@@ -129,7 +120,7 @@ class LoadRunTest {
         });
         stopper.start();
         LoadRun.Outcome outcome = run(4, SECOND, stop, new RateLimit(0, System::nanoTime),
-                new LoadGovernor(limit, atWork(3), () -> true, l -> { }, hotUnpaused)).run(batches, Long.MAX_VALUE, stats);
+                new LoadGovernor(limit, requestsAtWork(3), () -> true, l -> { }, hotUnpaused)).run(batches, Long.MAX_VALUE, stats);
         stopper.join();
         return outcome;
     }
