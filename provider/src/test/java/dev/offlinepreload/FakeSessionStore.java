@@ -169,6 +169,11 @@ final class FakeSessionStore implements SessionStore {
             public int slow() {
                 return slowRequests;
             }
+
+            @Override
+            public Finished finished() {
+                return Finished.NONE;
+            }
         };
     }
 

@@ -57,9 +57,10 @@ public enum PreloadOption {
                     + "without a quiet second it keeps one worker at least 2% of the time, so every load finishes. "
                     + "false = always every worker, from the start."),
     STEADY_TRAFFIC_PERCENT("steady-traffic-percent", "int", "0",
-            "With adaptive-load, the percent of one worker's time, 0 to 100, a pass takes once the node has kept up "
-                    + "with its requests for 5 s (none slower than 250 ms, at most 2 at work at a time), so that a "
-                    + "load under traffic that never pauses for a second still moves. 0 (the default) = load only on "
+            "With adaptive-load, the most percent of one worker's time, 0 to 100, a pass takes once the node has "
+                    + "kept up with its requests for 5 s (none slower than 250 ms, at most 2 at work at a time), so that "
+                    + "a load under traffic that never pauses for a second still moves; within it the share follows "
+                    + "what the load costs the requests, timed against 2-s pauses every 10 s. 0 (the default) = load only on "
                     + "a quiet node, and at the floor after five minutes: at 25 the requests' p99 under steady traffic "
                     + "was 171-331 ms against stock's 37-252 ms on the benchmark's shared cores (docs/performance.md, "
                     + "run cf)."),

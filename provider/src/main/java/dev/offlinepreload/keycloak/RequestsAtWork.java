@@ -17,14 +17,18 @@ public final class RequestsAtWork implements RequestWatch {
     private static final AtomicInteger IN_FLIGHT = new AtomicInteger();
     private static final AtomicLong BEGUN = new AtomicLong();
     private static final AtomicLong SLOW = new AtomicLong();
+    private static final AtomicLong FINISHED = new AtomicLong();
+    private static final AtomicLong FINISHED_NANOS = new AtomicLong();
     private static final long SLOW_NANOS = TimeUnit.MILLISECONDS.toNanos(SLOW_MILLIS);
 
     /*
-     * BEGUN and SLOW at the previous look; each instance is read by one thread (the quiet start's, the governor's, the
+     * BEGUN, SLOW and FINISHED at the previous look; each instance is read by one thread (the quiet start's, the governor's, the
      * revocation check's: SessionStore.newRequestWatch()).
      */
     private long seenBegun = BEGUN.get();
     private long seenSlow = SLOW.get();
+    private long seenFinished = FINISHED.get();
+    private long seenFinishedNanos = FINISHED_NANOS.get();
 
     static void arrived() {
         IN_FLIGHT.incrementAndGet();
@@ -34,9 +38,12 @@ public final class RequestsAtWork implements RequestWatch {
     /** @param arrivedNanos {@link System#nanoTime()} at the request's arrival */
     static void finished(long arrivedNanos) {
         IN_FLIGHT.decrementAndGet();
-        if (System.nanoTime() - arrivedNanos > SLOW_NANOS) {
+        long took = System.nanoTime() - arrivedNanos;
+        if (took > SLOW_NANOS) {
             SLOW.incrementAndGet();
         }
+        FINISHED_NANOS.addAndGet(took);
+        FINISHED.incrementAndGet();
     }
 
     /**
@@ -57,5 +64,16 @@ public final class RequestsAtWork implements RequestWatch {
         long since = now - seenSlow;
         seenSlow = now;
         return (int) Math.min(Integer.MAX_VALUE, since);
+    }
+
+    @Override
+    public Finished finished() {
+        long count = FINISHED.get();
+        long nanos = FINISHED_NANOS.get();
+        Finished since = new Finished((int) Math.min(Integer.MAX_VALUE, count - seenFinished),
+                (nanos - seenFinishedNanos) / 1e6);
+        seenFinished = count;
+        seenFinishedNanos = nanos;
+        return since;
     }
 }

@@ -21,8 +21,10 @@ import java.util.Locale;
  * one stops a load that began in that quiet within a tick (brings it down to the steady share, where one is set).</li>
  * <li>requests at work, the node keeping up with them: once for {@value #STEADY_TICKS} ticks in a row no request has
  * taken longer than {@link RequestWatch#SLOW_MILLIS} ms and at most {@link RequestWatch#STEADY_AT_WORK} have been at
- * work at a time, one worker the {@code steadyShare} of the time (steady-traffic-percent), so that a load under traffic
- * that never pauses for a second still moves; the first slow request, or more at work, takes it back to 0.</li>
+ * work at a time, one worker a share of the time, up to {@code steadyShare} (steady-traffic-percent) and no more than
+ * the requests bear ({@link SteadyShare}: the load pauses two seconds in ten to measure them without it), so that a
+ * load under traffic that never pauses for a second still moves; the first slow request, or more at work, takes it
+ * back to 0 and halves the share.</li>
  * <li>otherwise, the node behind (a restart's backlog): 0 at once. The restart windows of docs/performance.md showed
  * that any share the load takes while a backlog drains (even half a worker, and only while the node's threads found a
  * CPU at once) raised the requests' p99 two to four times for as long as the load ran, on a node warming up after a
@@ -56,7 +58,9 @@ public final class AdaptiveLimit {
 
     private final double max;
     private final boolean adaptive;
-    private final double steadyShare;
+    /** Null without a steady share. */
+    private final SteadyShare steadyShare;
+    private RequestWatch.Finished finished = RequestWatch.Finished.NONE;
     private double limit;
     private int quietTicks;
     /** Quiet ticks in a row since every member has started. */
@@ -83,7 +87,7 @@ public final class AdaptiveLimit {
     public AdaptiveLimit(int workers, boolean adaptive, boolean quietSeen, double steadyShare) {
         this.max = workers;
         this.adaptive = adaptive;
-        this.steadyShare = Math.min(steadyShare, workers);
+        this.steadyShare = steadyShare > 0 ? new SteadyShare(Math.min(steadyShare, workers)) : null;
         // Adaptive, nothing runs until the node has been quiet.
         this.limit = adaptive ? 0 : max;
         this.reason = adaptive ? "starting" : "adaptive-load=false";
@@ -91,6 +95,11 @@ public final class AdaptiveLimit {
             quietTicks = FIRST_QUIET_TICKS;
             startedQuietTicks = STARTED_QUIET_TICKS;
         }
+    }
+
+    /** The requests that finished during the tick whose other signals {@link #update} takes next. */
+    public synchronized void finished(RequestWatch.Finished requests) {
+        this.finished = requests;
     }
 
     /**
@@ -113,13 +122,27 @@ public final class AdaptiveLimit {
         steadyTicks = keepingUp && sawRequest ? steadyTicks + 1 : 0; // kept up with requests, not with none
         boolean quiet = sawRequest ? quietTicks >= QUIET_TICKS
                 : startedQuietTicks >= STARTED_QUIET_TICKS || quietTicks >= FIRST_QUIET_TICKS;
+        RequestWatch.Finished requests = finished;
+        finished = RequestWatch.Finished.NONE;
         if (quiet) {
             ticksWithoutQuiet = 0;
+            if (steadyShare != null) {
+                steadyShare.interrupted(false);
+            }
             limit = Math.min(max, limit < 1 ? 1 : limit * 2);
             reason = "no request at work";
             return limit;
         }
         ticksWithoutQuiet++;
+        if (steadyShare != null) {
+            if (steadyTicks >= STEADY_TICKS) {
+                limit = Math.max(steadyShare.next(requests), floor());
+                reason = String.format(Locale.ROOT, "%.1f requests at work, kept up with for %d s, %s", busyRequests,
+                        steadyTicks * TICK_MILLIS / 1000, steadyShare.describe());
+                return limit;
+            }
+            steadyShare.interrupted(!keepingUp);
+        }
         if (idle) {
             if (!keepingUp && limit < 1) {
                 limit = floor(); // a slow one finished just before this tick's first look
@@ -128,12 +151,10 @@ public final class AdaptiveLimit {
                     + (sawRequest || allStarted ? "" : ", not every node has started");
             return limit;
         }
-        boolean steady = steadyShare > 0 && steadyTicks >= STEADY_TICKS;
-        limit = steady ? Math.max(steadyShare, floor()) : floor();
+        limit = floor();
         reason = String.format(Locale.ROOT, "%.1f requests at work, %s, threads %.1f ms late for a CPU%s", busyRequests,
-                steady ? "kept up with for " + steadyTicks * TICK_MILLIS / 1000 + " s" : keepingUp ? "kept up with"
-                        : "behind", lateMillis,
-                limit > 0 && !steady ? ", no quiet second for " + ticksWithoutQuiet * TICK_MILLIS / 1000 + " s" : "");
+                keepingUp ? "kept up with" : "behind", lateMillis,
+                limit > 0 ? ", no quiet second for " + ticksWithoutQuiet * TICK_MILLIS / 1000 + " s" : "");
         return limit;
     }
 

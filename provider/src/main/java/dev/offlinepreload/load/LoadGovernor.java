@@ -6,7 +6,7 @@ import java.util.function.DoubleConsumer;
 
 /**
  * Runs an {@link AdaptiveLimit} while a node loads: a daemon thread sleeps {@value #SAMPLE_MILLIS} ms at a time,
- * counting the Keycloak requests at work and those that finished slow (and measuring how late it wakes, the scheduling
+ * counting the Keycloak requests at work, those that finished slow and how long the finished ones took (and measuring how late it wakes, the scheduling
  * delay every thread of the node sees, for the progress line); every {@link AdaptiveLimit#TICK_MILLIS} ms it updates
  * the limit. Workers ask before each batch whether they may run ({@link #awaitTurn}) and, below one worker, rest after
  * it ({@link #rest}).
@@ -76,6 +76,7 @@ public final class LoadGovernor implements AutoCloseable {
                 keepingUp &= busy <= RequestWatch.STEADY_AT_WORK && slow == 0;
                 if (++samples == SAMPLES_PER_TICK) {
                     started = started || allStarted.getAsBoolean();
+                    limit.finished(requests.finished());
                     current = limit.update(busySum / samples, keepingUp, lateSum / samples, started);
                     gauge.accept(current);
                     lateSum = 0;

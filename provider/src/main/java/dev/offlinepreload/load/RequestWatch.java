@@ -24,4 +24,13 @@ public interface RequestWatch {
 
     /** Requests that finished since the previous look after more than {@link #SLOW_MILLIS} at work. */
     int slow();
+
+    /** Requests that finished since the previous look: how many, and their time from arrival to response in all. */
+    Finished finished();
+
+    /** Some finished requests: their number and their time at work summed, in milliseconds. */
+    record Finished(int count, double millis) {
+
+        public static final Finished NONE = new Finished(0, 0);
+    }
 }

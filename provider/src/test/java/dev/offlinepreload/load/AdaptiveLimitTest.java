@@ -138,32 +138,54 @@ class AdaptiveLimitTest {
         }
     }
 
+    /** The share a steady spell starts with once its first baseline has been measured. */
+    private static final double FIRST_SHARE = SHARE * SteadyShare.START;
+
     @Test
-    void underSteadyTrafficTheLoadTakesItsShareOnceTheNodeHasKeptUpForFiveSecondsAndStopsAtTheFirstSlowRequest() {
+    void underSteadyTrafficTheLoadTakesAShareOnceTheNodeHasKeptUpForFiveSecondsAndStopsAtTheFirstSlowRequest() {
         AdaptiveLimit limit = new AdaptiveLimit(4, true, false, SHARE);
         limit.update(BUSY, BEHIND, LATE, STARTED); // a restart's backlog
         keptUp(limit, AdaptiveLimit.STEADY_TICKS - 1);
         assertThat(limit.limit()).as("not yet five seconds kept up with").isZero();
+        keptUp(limit, SteadyShare.BASELINE_TICKS - 1);
+        assertThat(limit.limit()).as("first the requests without the load").isZero();
+        assertThat(limit.describe())
+                .contains("kept up with for 6 s, share 0.063 of up to 0.25 (not yet measured), paused to measure");
         keptUp(limit, 1);
-        assertThat(limit.limit()).as("one worker a quarter of the time").isEqualTo(SHARE);
-        assertThat(limit.describe()).contains("load limit 0.25 of 4 workers (1.0 requests at work, kept up with for 5 s");
+        assertThat(limit.limit()).as("then one worker a part of the share").isEqualTo(FIRST_SHARE);
 
         limit.update(1, BEHIND, ON_TIME, STARTED); // one request finished slow, or more than two at work
         assertThat(limit.limit()).as("behind: nothing, at once").isZero();
-        keptUp(limit, AdaptiveLimit.STEADY_TICKS - 1);
-        assertThat(limit.limit()).as("five seconds kept up with again first").isZero();
+        keptUp(limit, AdaptiveLimit.STEADY_TICKS - 1 + SteadyShare.BASELINE_TICKS - 1);
+        assertThat(limit.limit()).as("five seconds kept up with again, and a baseline, first").isZero();
         keptUp(limit, 1);
-        assertThat(limit.limit()).isEqualTo(SHARE);
+        assertThat(limit.limit()).as("the load was running when the node fell behind: half").isEqualTo(FIRST_SHARE / 2);
 
         limit.update(IDLE, BEHIND, ON_TIME, STARTED); // a slow request that finished just before the tick's first look
         assertThat(limit.limit()).as("behind, even in a tick with none at work").isZero();
-        keptUp(limit, AdaptiveLimit.STEADY_TICKS + 1);
-        assertThat(limit.limit()).isEqualTo(SHARE);
+        keptUp(limit, AdaptiveLimit.STEADY_TICKS - 1 + SteadyShare.BASELINE_TICKS); // ends with a request at work
+        assertThat(limit.limit()).isEqualTo(FIRST_SHARE / 4);
 
         quiet(limit, AdaptiveLimit.QUIET_TICKS);
         assertThat(limit.limit()).as("a quiet second: more than the share").isEqualTo(1);
+        keptUp(limit, SteadyShare.BASELINE_TICKS - 1);
+        assertThat(limit.limit()).as("requests again: a baseline first").isZero();
         keptUp(limit, 1);
-        assertThat(limit.limit()).as("requests again, kept up with all along: back to the share").isEqualTo(SHARE);
+        assertThat(limit.limit()).as("then the share, not halved by the quiet second").isEqualTo(FIRST_SHARE / 4);
+    }
+
+    @Test
+    void underSteadyTrafficTheShareFollowsWhatTheLoadCostsTheRequests() {
+        AdaptiveLimit limit = new AdaptiveLimit(4, true, false, SHARE);
+        keptUp(limit, AdaptiveLimit.STEADY_TICKS - 1);
+        for (int tick = 0; tick < SteadyShare.CYCLE_TICKS; tick++) {
+            limit.finished(new RequestWatch.Finished(1, limit.limit() > 0 ? 60 : 20)); // the load triples their time
+            keptUp(limit, 1);
+        }
+        assertThat(limit.limit()).as("paused again for the next baseline").isZero();
+        assertThat(limit.describe()).contains("requests 60 ms with the load, 20 ms without");
+        keptUp(limit, SteadyShare.BASELINE_TICKS);
+        assertThat(limit.limit()).isEqualTo(FIRST_SHARE / 2);
     }
 
     @Test
@@ -172,10 +194,10 @@ class AdaptiveLimitTest {
         quiet(limit, AdaptiveLimit.STEADY_TICKS + 10, STARTING); // a node waiting for its peers and its traffic
         limit.update(1, KEPT_UP, ON_TIME, STARTED); // the restart's first request
         assertThat(limit.limit()).isZero();
-        keptUp(limit, AdaptiveLimit.STEADY_TICKS - 2);
+        keptUp(limit, AdaptiveLimit.STEADY_TICKS - 2 + SteadyShare.BASELINE_TICKS - 1);
         assertThat(limit.limit()).isZero();
         keptUp(limit, 1);
-        assertThat(limit.limit()).isEqualTo(SHARE);
+        assertThat(limit.limit()).isEqualTo(FIRST_SHARE);
     }
 
     @Test

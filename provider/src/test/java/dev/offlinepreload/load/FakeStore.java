@@ -59,6 +59,11 @@ class FakeStore implements SessionStore {
             public int slow() {
                 return slowRequests;
             }
+
+            @Override
+            public Finished finished() {
+                return Finished.NONE;
+            }
         };
     }
 
