@@ -22,8 +22,8 @@ public final class RequestsAtWork implements RequestWatch {
     private static final long SLOW_NANOS = TimeUnit.MILLISECONDS.toNanos(SLOW_MILLIS);
 
     /*
-     * BEGUN, SLOW and FINISHED at the previous look; each instance is read by one thread (the quiet start's, the governor's, the
-     * revocation check's: SessionStore.newRequestWatch()).
+     * BEGUN, SLOW and FINISHED at the previous look; each instance is read by one thread (the quiet start's, the
+     * governor's, the revocation check's: SessionStore.newRequestWatch()).
      */
     private long seenBegun = BEGUN.get();
     private long seenSlow = SLOW.get();

@@ -60,7 +60,6 @@ public final class AdaptiveLimit {
     private final boolean adaptive;
     /** Null without a steady share. */
     private final SteadyShare steadyShare;
-    private RequestWatch.Finished finished = RequestWatch.Finished.NONE;
     private double limit;
     private int quietTicks;
     /** Quiet ticks in a row since every member has started. */
@@ -97,11 +96,6 @@ public final class AdaptiveLimit {
         }
     }
 
-    /** The requests that finished during the tick whose other signals {@link #update} takes next. */
-    public synchronized void finished(RequestWatch.Finished requests) {
-        this.finished = requests;
-    }
-
     /**
      * One tick's signals.
      *
@@ -111,7 +105,13 @@ public final class AdaptiveLimit {
      * @param lateMillis   mean scheduling delay during the tick (how late a short sleep woke up): for the reason only
      * @param allStarted   whether every member of the cluster has finished starting
      */
-    public synchronized double update(double busyRequests, boolean keepingUp, double lateMillis, boolean allStarted) {
+    public double update(double busyRequests, boolean keepingUp, double lateMillis, boolean allStarted) {
+        return update(busyRequests, keepingUp, RequestWatch.Finished.NONE, lateMillis, allStarted);
+    }
+
+    /** One tick's signals, with the requests that finished during it ({@link SteadyShare} times them). */
+    public synchronized double update(double busyRequests, boolean keepingUp, RequestWatch.Finished requests,
+                                      double lateMillis, boolean allStarted) {
         if (!adaptive) {
             return limit;
         }
@@ -122,8 +122,6 @@ public final class AdaptiveLimit {
         steadyTicks = keepingUp && sawRequest ? steadyTicks + 1 : 0; // kept up with requests, not with none
         boolean quiet = sawRequest ? quietTicks >= QUIET_TICKS
                 : startedQuietTicks >= STARTED_QUIET_TICKS || quietTicks >= FIRST_QUIET_TICKS;
-        RequestWatch.Finished requests = finished;
-        finished = RequestWatch.Finished.NONE;
         if (quiet) {
             ticksWithoutQuiet = 0;
             if (steadyShare != null) {

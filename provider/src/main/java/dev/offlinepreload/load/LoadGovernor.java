@@ -6,8 +6,8 @@ import java.util.function.DoubleConsumer;
 
 /**
  * Runs an {@link AdaptiveLimit} while a node loads: a daemon thread sleeps {@value #SAMPLE_MILLIS} ms at a time,
- * counting the Keycloak requests at work, those that finished slow and how long the finished ones took (and measuring how late it wakes, the scheduling
- * delay every thread of the node sees, for the progress line); every {@link AdaptiveLimit#TICK_MILLIS} ms it updates
+ * counting the Keycloak requests at work, those that finished slow and how long the finished ones took (and measuring
+ * how late it wakes, the scheduling delay every thread of the node sees, for the progress line); every {@link AdaptiveLimit#TICK_MILLIS} ms it updates
  * the limit. Workers ask before each batch whether they may run ({@link #awaitTurn}) and, below one worker, rest after
  * it ({@link #rest}).
  * Its own cost: one wake-up every 25 ms.
@@ -76,8 +76,8 @@ public final class LoadGovernor implements AutoCloseable {
                 keepingUp &= busy <= RequestWatch.STEADY_AT_WORK && slow == 0;
                 if (++samples == SAMPLES_PER_TICK) {
                     started = started || allStarted.getAsBoolean();
-                    limit.finished(requests.finished());
-                    current = limit.update(busySum / samples, keepingUp, lateSum / samples, started);
+                    current = limit.update(busySum / samples, keepingUp, requests.finished(), lateSum / samples,
+                            started);
                     gauge.accept(current);
                     lateSum = 0;
                     busySum = 0;

@@ -179,8 +179,8 @@ class AdaptiveLimitTest {
         AdaptiveLimit limit = new AdaptiveLimit(4, true, false, SHARE);
         keptUp(limit, AdaptiveLimit.STEADY_TICKS - 1);
         for (int tick = 0; tick < SteadyShare.CYCLE_TICKS; tick++) {
-            limit.finished(new RequestWatch.Finished(1, limit.limit() > 0 ? 60 : 20)); // the load triples their time
-            keptUp(limit, 1);
+            // a request at work every tick, the load tripling its time
+            limit.update(1, KEPT_UP, new RequestWatch.Finished(1, limit.limit() > 0 ? 60 : 20), ON_TIME, STARTED);
         }
         assertThat(limit.limit()).as("paused again for the next baseline").isZero();
         assertThat(limit.describe()).contains("requests 60 ms with the load, 20 ms without");
