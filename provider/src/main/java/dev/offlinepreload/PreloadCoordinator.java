@@ -172,8 +172,12 @@ public final class PreloadCoordinator implements AutoCloseable {
         long began = System.nanoTime();
         try {
             boolean quietSeen = false;
+            // The quiet start's view of the requests goes on to the first pass's governor, so that a request that
+            // arrives between the quiet start's last look and the governor's first is not lost between two views.
+            RequestWatch requests = null;
             if (quietStarts()) {
-                QuietStart waited = awaitQuietStart();
+                requests = store.newRequestWatch();
+                QuietStart waited = awaitQuietStart(requests);
                 if (waited == QuietStart.SHUT_DOWN) {
                     return;
                 }
@@ -185,8 +189,8 @@ public final class PreloadCoordinator implements AutoCloseable {
                     // Only the first pass waits for the expected cluster size; a re-warm just needs a settled topology.
                     boolean first = !firstPass.isDone();
                     // The first pass's join timeout counts from the start, the quiet start's wait included.
-                    loadedFor = first ? pass(config.expectedClusterSize(), config.joinTimeout(), began, quietSeen)
-                            : pass(1, Duration.ZERO, System.nanoTime(), false);
+                    loadedFor = first ? pass(config.expectedClusterSize(), config.joinTimeout(), began, quietSeen, requests)
+                            : pass(1, Duration.ZERO, System.nanoTime(), false, null);
                     hotTier.complete(null); // a pass that failed before its hot stage holds startup no longer
                     firstPass.complete(null);
                 } else {
@@ -238,7 +242,7 @@ public final class PreloadCoordinator implements AutoCloseable {
      * a pass that waits for the first request and then for quiet runs only when the node would otherwise idle. It costs
      * a restart without traffic that wait, and so 0 is the setting for one.
      */
-    private QuietStart awaitQuietStart() throws InterruptedException {
+    private QuietStart awaitQuietStart(RequestWatch requests) throws InterruptedException {
         metrics.state(PreloadState.WAITING_FOR_QUIET);
         int startedLooks = Math.max(1, (int) (config.quietStart().toSeconds() * QUIET_START_LOOKS / QUIET_START.toSeconds()));
         int unstartedLooks = startedLooks + UNSTARTED_EXTRA_LOOKS;
@@ -255,7 +259,6 @@ public final class PreloadCoordinator implements AutoCloseable {
         boolean sawRequest = false;
         boolean saidForming = false;
         ClusterStart cluster = ClusterStart.FORMING;
-        RequestWatch requests = store.newRequestWatch();
         for (int looks = 1; !closing; looks++) {
             Thread.sleep(lookMillis);
             boolean idle = requests.busy() == 0;
@@ -298,9 +301,11 @@ public final class PreloadCoordinator implements AutoCloseable {
     /**
      * @param joinSince when the join timeout began ({@link System#nanoTime()})
      * @param quietSeen whether the quiet start has just seen the node quiet: its first governor need not wait again
+     * @param requests  the quiet start's view of the requests, for the first governor; null: a view of its own
      * @return the topology id the pass ended for (a failed pass counts: no retry loop until the next change)
      */
-    private long pass(int expectedMembers, Duration joinTimeout, long joinSince, boolean quietSeen) {
+    private long pass(int expectedMembers, Duration joinTimeout, long joinSince, boolean quietSeen,
+                      RequestWatch requests) {
         long start = System.nanoTime();
         metrics.state(PreloadState.WAITING_FOR_NODES);
         ClusterGate gate = new ClusterGate(store.nodeName(), store::topology, () -> closing);
@@ -310,8 +315,9 @@ public final class PreloadCoordinator implements AutoCloseable {
             topology = gate.await(expectedMembers, joinTimeout, joinSince);
             boolean repaired = false;
             while (topology != null) {
-                outcome = loadFor(topology, quietSeen);
+                outcome = loadFor(topology, quietSeen, requests != null ? requests : store.newRequestWatch());
                 quietSeen = false;
+                requests = null;
                 if (outcome == PassOutcome.DONE && lastShortfall.sessions() > 0 && !repaired) {
                     // Something took entries from under the pass (a clear, a rebalance, eviction): load what is
                     // missing once more, and report that pass too. Only once: a cache that keeps dropping entries
@@ -359,7 +365,8 @@ public final class PreloadCoordinator implements AutoCloseable {
      * every key and the capacity count: seconds of CPU on a cold node), waits for the governor, as it is CPU that a
      * node's first requests would otherwise meet. The check after the pass covers both stages.
      */
-    private PassOutcome loadFor(TopologySnapshot topology, boolean quietSeen) throws InterruptedException {
+    private PassOutcome loadFor(TopologySnapshot topology, boolean quietSeen, RequestWatch requests)
+            throws InterruptedException {
         boolean hotFirst = hotFirst();
         BooleanSupplier stopped = () -> closing || store.topologyId() != topology.id();
         RateLimit rate = new RateLimit(config.maxSessionsPerSecond(), System::nanoTime);
@@ -368,7 +375,7 @@ public final class PreloadCoordinator implements AutoCloseable {
         // closes, and a node may wait minutes for a quiet second. With a hot stage, from before its load (below).
         AdaptiveLimit limit = new AdaptiveLimit(config.workers(), config.adaptiveLoad(), quietSeen,
                 config.steadyTrafficPercent() / 100.0);
-        try (LoadGovernor governor = new LoadGovernor(limit, store.newRequestWatch(),
+        try (LoadGovernor governor = new LoadGovernor(limit, requests,
                 () -> store.clusterStart(topology.members().size()) == ClusterStart.STARTED, metrics::loadLimit,
                 hotFirst).start();
              SessionStore.RemovalWindow removals = hotFirst ? store.watchRemovals() : null) {
@@ -385,8 +392,10 @@ public final class PreloadCoordinator implements AutoCloseable {
             }
             if (config.adaptiveLoad() && !quietSeen) {
                 log.infof("Offline session preload on %s plans and loads %sonce the node is quiet (adaptive-load: no "
-                        + "request at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)",
-                        store.nodeName(), stages.isEmpty() ? "" : "the rest ", topology.members().size());
+                        + "request at work for 2 s after all %d nodes have started, or for 10 s; for 1 s after requests)%s",
+                        store.nodeName(), stages.isEmpty() ? "" : "the rest ", topology.members().size(),
+                        config.steadyTrafficPercent() == 0 ? "" : ", or with up to " + config.steadyTrafficPercent()
+                                + "% of one worker while it keeps up with steady traffic (steady-traffic-percent)");
             }
             if (!governor.awaitTurn(1, () -> false, stopped)) {
                 return closing ? PassOutcome.SHUT_DOWN : PassOutcome.TOPOLOGY_MOVED;

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -149,10 +150,13 @@ final class FakeSessionStore implements SessionStore {
     volatile int busyRequests;
     /** Requests that finished slow since the last look, as the governor sees them: a node behind its traffic. */
     volatile int slowRequests;
-    /** Requests that began since the last look, however short they were ({@link #arrived()}). */
-    private final AtomicInteger arrivals = new AtomicInteger();
+    /** Requests that began so far, however short they were ({@link #arrived()}). */
+    private final AtomicLong arrivals = new AtomicLong();
 
-    /** A request that begins and ends between two looks: seen at the next one, as Keycloak's request counter does. */
+    /**
+     * A request that begins and ends between two looks: seen at the next look of every watch that existed when it
+     * arrived, as Keycloak's request counter does (each watch its own view).
+     */
     void arrived() {
         arrivals.incrementAndGet();
     }
@@ -160,9 +164,14 @@ final class FakeSessionStore implements SessionStore {
     @Override
     public RequestWatch newRequestWatch() {
         return new RequestWatch() {
+            private long seen = arrivals.get();
+
             @Override
             public int busy() {
-                return Math.max(busyRequests, arrivals.getAndSet(0) > 0 ? 1 : 0);
+                long now = arrivals.get();
+                boolean began = now != seen;
+                seen = now;
+                return Math.max(busyRequests, began ? 1 : 0);
             }
 
             @Override
@@ -176,6 +185,9 @@ final class FakeSessionStore implements SessionStore {
             }
         };
     }
+
+    /** Runs at every {@link #topology()} call: what happens as the coordinator looks at the cluster. */
+    volatile Runnable onTopology = () -> { };
 
     /** Whether every member has started, as the quiet start and the governor ask. */
     volatile boolean allStarted = true;
@@ -194,6 +206,7 @@ final class FakeSessionStore implements SessionStore {
     @Override
     public TopologySnapshot topology() {
         topologyCalls.incrementAndGet();
+        onTopology.run();
         return topology.get();
     }
 

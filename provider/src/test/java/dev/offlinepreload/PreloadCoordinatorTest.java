@@ -15,6 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
@@ -588,13 +589,39 @@ class PreloadCoordinatorTest {
     @Test
     void aNodeThatHasSeenARequestWaitsTheWholeQuietStartThoughEveryNodeHasStarted() throws Exception {
         store.allStarted = true;
-        store.arrived(); // the traffic came, then paused
         CompletableFuture<Void> firstPass = start(config("adaptive-load", "true"), Duration.ofSeconds(4));
+        await("the quiet start", () -> metrics.state() == PreloadState.WAITING_FOR_QUIET);
+        store.arrived(); // the traffic came, then paused
         Thread.sleep(3_000);
         assertThat(metrics.state()).isEqualTo(PreloadState.WAITING_FOR_QUIET);
         assertThat(store.planCalls).hasValue(0);
         assertThat(store.startedCalls).as("asked whether the cluster started after a request").hasValue(0);
         firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
+    }
+
+    @Test
+    void aRequestAfterTheQuietStartsLastLookMakesTheFirstGovernorWaitForItsQuietSecond() throws Exception {
+        // The quiet start ends after its one look (quiet-start-seconds=0): quiet. A short request then arrives before
+        // the pass's governor has looked once (here as the coordinator looks at the topology). The governor sees it
+        // through the quiet start's view and waits for a quiet second (1 s) before the load, as after any request; a
+        // view of its own, begun after the request, would let the load run at its first tick.
+        store.allStarted = true;
+        AtomicLong arrivedAt = new AtomicLong();
+        store.onTopology = () -> {
+            if (arrivedAt.compareAndSet(0, System.nanoTime())) {
+                store.arrived();
+            }
+        };
+        AtomicLong plannedAt = new AtomicLong();
+        store.keysHook = () -> plannedAt.compareAndSet(0, System.nanoTime());
+        CompletableFuture<Void> firstPass = start(config("adaptive-load", "true", "quiet-start-seconds", "0"),
+                Duration.ofSeconds(1));
+        firstPass.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(arrivedAt.get()).as("the request arrived").isNotZero();
+        assertThat((plannedAt.get() - arrivedAt.get()) / 1_000_000)
+                .as("ms from the request to the plan: the governor's quiet second after it")
+                .isGreaterThanOrEqualTo(900);
         assertThat(store.cache).containsExactlyInAnyOrderElementsOf(store.database.keySet());
     }
 
