@@ -62,8 +62,8 @@ public enum PreloadOption {
                     + "a load under traffic that never pauses for a second still moves; within it the share follows "
                     + "what the load costs the requests, timed against 2-s pauses every 10 s. 0 (the default) = load only on "
                     + "a quiet node, and at the floor after five minutes: at 25 the requests' p99 under steady traffic "
-                    + "was 171-331 ms against stock's 37-252 ms on the benchmark's shared cores (docs/performance.md, "
-                    + "run cf)."),
+                    + "was two to four times stock's while the load ran, on the benchmark's shared cores "
+                    + "(docs/performance.md, runs cf and cg)."),
     QUIET_START_SECONDS("quiet-start-seconds", "int", "30",
             "With persistent sessions and adaptive-load, how long a node that has had no request waits once every "
                     + "expected node has started before its first pass begins, 0 to 3600 s (25 s more when a peer "
