@@ -1,15 +1,17 @@
 """Where a restart window's first 10 s went, from the benchmark's --jfr profiles (RestartWindow).
 
-Usage: python3 benchmark/jfr-window.py PROGRESS_LOG JFR_DIR [FROM TO]
+Usage: python3 benchmark/jfr-window.py PROGRESS_LOG JFR_DIR [FROM TO [SAMPLES]]
 PROGRESS_LOG is the benchmark's output (its "<setup>: every node ready at HH:MM:SS" lines), JFR_DIR the results
 folder's jfr/, FROM and TO the seconds after every node was ready (default 0 10). For each setup: the execution
 samples of its 3 nodes in those seconds, by thread group (offline-preload-* are this provider's threads, with their
-top frame), then the JVMs' CPU, collections and JIT compilation time in the same seconds. Needs the JDK's jfr tool
-on the PATH.
+top frame), then the JVMs' CPU, collections and JIT compilation time in the same seconds. With SAMPLES (the cell's
+<cell>-samples.csv.gz), last: the requests due in those seconds, their p99, and how many of them, and of those above
+100 ms, were at work while any of the 3 nodes was in a collector's pause. Needs the JDK's jfr tool on the PATH.
 """
-import subprocess, re, sys, glob, collections, datetime
+import subprocess, re, sys, glob, collections, datetime, csv, gzip
 log, d = sys.argv[1], sys.argv[2]
 lo, hi = (float(sys.argv[3]), float(sys.argv[4])) if len(sys.argv) > 4 else (0.0, 10.0)
+samples = sys.argv[5] if len(sys.argv) > 5 else None
 span = f'{lo:g}-{hi:g} s'
 ready = {}
 for line in open(log):
@@ -66,3 +68,25 @@ for setup, t0 in ready.items():
                 du = re.search(r'duration = ([\d.]+) (ms|s|us)', ev)
                 if du: comp += float(du.group(1)) * {'ms': 1, 's': 1000, 'us': 0.001}[du.group(2)]
     print(f'{setup}: JVM CPU in {span} summed over 3 nodes ~{jvm:.1f} core-s ({n} samples), GC {gcs} collections {gc:.0f} ms pauses, JIT compilations {comp/1000:.1f} s')
+
+
+# Requests that met a pause: each request's [due, due + latency] against every collection of the setup's 3 nodes.
+if samples:
+    rows = list(csv.DictReader(gzip.open(samples, 'rt')))
+    for setup, t0 in ready.items():
+        pauses = []
+        for f in recordings(setup):
+            out = subprocess.run(['jfr', 'print', '--events', 'jdk.GarbageCollection', f], capture_output=True, text=True).stdout
+            for start, dur, unit in re.findall(r'startTime = (\d\d:\d\d:\d\d\.\d+)\n\s+duration = ([\d.]+) (ms|s)', out):
+                b = (datetime.datetime.strptime(start[:12], '%H:%M:%S.%f') - t0).total_seconds() * 1000
+                pauses.append((b, b + float(dur) * (1000 if unit == 's' else 1)))
+        pauses = [p for p in pauses if p[1] > lo * 1000 and p[0] < hi * 1000]
+        reqs = [(float(r['due_ms']), float(r['latency_ms'])) for r in rows
+                if r['setup'] == setup and lo * 1000 <= float(r['due_ms']) < hi * 1000]
+        if not reqs: continue
+        met = lambda q: any(b < q[0] + q[1] and e > q[0] for b, e in pauses)
+        slow = [q for q in reqs if q[1] > 100]
+        lat = sorted(q[1] for q in reqs)
+        print(f'{setup}: {len(pauses)} pauses on 3 nodes in {span}, longest {max((e - b for b, e in pauses), default=0):.0f} ms; '
+              f'{len(reqs)} requests, p99 {lat[int(0.99 * len(lat))]:.0f} ms, {sum(map(met, reqs))} at work during a pause; '
+              f'{len(slow)} above 100 ms, {sum(map(met, slow))} of them during a pause')
