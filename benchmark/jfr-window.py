@@ -48,15 +48,21 @@ for setup, t0 in ready.items():
 
 
 # The JVMs' CPU (jdk.CPULoad, a share of the machine's CPUs each second), collections and compilations in those seconds.
+# Also every collection's [start, end] in ms after ready, for the requests that met a pause (below).
 CPUS = 2
+pauses = {}
 for setup, t0 in ready.items():
     jvm = 0.0; n = 0; gc = 0.0; gcs = 0; comp = 0.0
+    pauses[setup] = []
     for f in recordings(setup):
         out = subprocess.run(['jfr', 'print', '--events', 'jdk.CPULoad,jdk.GarbageCollection,jdk.Compilation', f], capture_output=True, text=True).stdout
         for ev in re.split(r'\n(?=jdk\.)', out):
             m = re.search(r'startTime = (\d\d:\d\d:\d\d\.\d+)', ev)
             if not m: continue
             dt = (datetime.datetime.strptime(m.group(1)[:12], '%H:%M:%S.%f') - t0).total_seconds()
+            if ev.startswith('jdk.GarbageCollection'):
+                du = re.search(r'duration = ([\d.]+) (ms|s)', ev)
+                pauses[setup].append((dt * 1000, dt * 1000 + float(du.group(1)) * (1000 if du.group(2) == 's' else 1)))
             if not (lo <= dt < hi): continue
             if ev.startswith('jdk.CPULoad'):
                 u = float(re.search(r'jvmUser = ([\d.]+)%', ev).group(1)); s = float(re.search(r'jvmSystem = ([\d.]+)%', ev).group(1))
@@ -73,20 +79,14 @@ for setup, t0 in ready.items():
 # Requests that met a pause: each request's [due, due + latency] against every collection of the setup's 3 nodes.
 if samples:
     rows = list(csv.DictReader(gzip.open(samples, 'rt')))
-    for setup, t0 in ready.items():
-        pauses = []
-        for f in recordings(setup):
-            out = subprocess.run(['jfr', 'print', '--events', 'jdk.GarbageCollection', f], capture_output=True, text=True).stdout
-            for start, dur, unit in re.findall(r'startTime = (\d\d:\d\d:\d\d\.\d+)\n\s+duration = ([\d.]+) (ms|s)', out):
-                b = (datetime.datetime.strptime(start[:12], '%H:%M:%S.%f') - t0).total_seconds() * 1000
-                pauses.append((b, b + float(dur) * (1000 if unit == 's' else 1)))
-        pauses = [p for p in pauses if p[1] > lo * 1000 and p[0] < hi * 1000]
+    for setup in ready:
+        in_span = [p for p in pauses[setup] if p[1] > lo * 1000 and p[0] < hi * 1000]
         reqs = [(float(r['due_ms']), float(r['latency_ms'])) for r in rows
                 if r['setup'] == setup and lo * 1000 <= float(r['due_ms']) < hi * 1000]
         if not reqs: continue
-        met = lambda q: any(b < q[0] + q[1] and e > q[0] for b, e in pauses)
+        met = lambda q: any(b < q[0] + q[1] and e > q[0] for b, e in in_span)
         slow = [q for q in reqs if q[1] > 100]
         lat = sorted(q[1] for q in reqs)
-        print(f'{setup}: {len(pauses)} pauses on 3 nodes in {span}, longest {max((e - b for b, e in pauses), default=0):.0f} ms; '
+        print(f'{setup}: {len(in_span)} pauses on 3 nodes in {span}, longest {max((e - b for b, e in in_span), default=0):.0f} ms; '
               f'{len(reqs)} requests, p99 {lat[int(0.99 * len(lat))]:.0f} ms, {sum(map(met, reqs))} at work during a pause; '
               f'{len(slow)} above 100 ms, {sum(map(met, slow))} of them during a pause')
