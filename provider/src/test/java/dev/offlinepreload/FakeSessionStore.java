@@ -75,6 +75,8 @@ final class FakeSessionStore implements SessionStore {
     volatile Runnable checkHook = () -> { };
     /** Run inside each forEachKey call before it streams, e.g. to hang like a statement on a paused database. */
     volatile Runnable keysHook = () -> { };
+    /** Run inside each topology call: what happens as the coordinator looks at the cluster. */
+    volatile Runnable topologyHook = () -> { };
     /** Whether opening a removal window fails (a pass that fails before it loads anything). */
     volatile boolean removalWatchFails;
     /** Threads that planned (the coordinator's), counted, and imported (the workers). */
@@ -186,9 +188,6 @@ final class FakeSessionStore implements SessionStore {
         };
     }
 
-    /** Runs at every {@link #topology()} call: what happens as the coordinator looks at the cluster. */
-    volatile Runnable onTopology = () -> { };
-
     /** Whether every member has started, as the quiet start and the governor ask. */
     volatile boolean allStarted = true;
     /** How often the cluster was asked whether it has started. */
@@ -206,7 +205,7 @@ final class FakeSessionStore implements SessionStore {
     @Override
     public TopologySnapshot topology() {
         topologyCalls.incrementAndGet();
-        onTopology.run();
+        topologyHook.run();
         return topology.get();
     }
 

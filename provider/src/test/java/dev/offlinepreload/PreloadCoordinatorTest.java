@@ -608,7 +608,7 @@ class PreloadCoordinatorTest {
         // view of its own, begun after the request, would let the load run at its first tick.
         store.allStarted = true;
         AtomicLong arrivedAt = new AtomicLong();
-        store.onTopology = () -> {
+        store.topologyHook = () -> {
             if (arrivedAt.compareAndSet(0, System.nanoTime())) {
                 store.arrived();
             }
